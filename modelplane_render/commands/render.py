@@ -1,0 +1,22 @@
+"""`render [PATH ...]`: print every rendered object of the sources as one YAML stream."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..cli_options import add_render_options, options_from_args
+from ..errors import EXIT_OK
+from ..writer import write_stdout
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    add_render_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..pipeline import render_paths
+
+    rendered = render_paths(args.paths, options_from_args(args))
+    write_stdout(rendered.text)
+    return EXIT_OK

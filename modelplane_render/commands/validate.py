@@ -1,0 +1,21 @@
+"""`validate [PATH ...]`: the checks of `render`, nothing printed on success (pre-commit, CI)."""
+
+from __future__ import annotations
+
+import argparse
+
+from ..cli_options import add_render_options, options_from_args
+from ..errors import EXIT_OK
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    add_render_options(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from ..pipeline import render_paths
+
+    # Render too, in memory: a replica is only valid if its output passes the output checks.
+    render_paths(args.paths, options_from_args(args))
+    return EXIT_OK

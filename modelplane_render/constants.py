@@ -1,0 +1,74 @@
+"""Every label key, port, path, image and API version the output uses, in one place."""
+
+from __future__ import annotations
+
+# Label keys.
+LABEL_ENGINE = "modelplane.ai/engine"
+LABEL_ROLE = "modelplane.ai/role"
+LABEL_SERVING = "modelplane.ai/serving"
+LABEL_REPLICA = "modelplane.ai/replica"
+LABEL_POOL = "modelplane.ai/pool"
+LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
+MANAGED_BY = "modelplane-render"
+LABEL_LLMD_ROLE = "llm-d.ai/role"
+LABEL_LLMD_SERVING = "llm-d.ai/inference-serving"
+LABEL_PICKER_APP = "app"
+RESERVED_LABEL_PREFIX = "modelplane.ai/"
+ANNOTATION_PICKER_CHECKSUM = "modelplane.ai/epp-config-checksum"
+
+# Engine serving.
+ENGINE_CONTAINER = "engine"
+SERVING_PORT = 8000
+DECODE_PORT = 8001
+SERVING_PORT_NAME = "http"
+HEALTH_PATH = "/health"
+# vLLM answers /health only once the weights are loaded; the first check can wait.
+PROBE_INITIAL_DELAY_SECONDS = 30
+PROBE_PERIOD_SECONDS = 10
+# The 1 s default flaps on a busy engine whose /health shares the event loop with inference.
+PROBE_TIMEOUT_SECONDS = 5
+
+# Gang wiring (LWS injects LWS_*; we give engines stable names for them).
+ENV_LEADER_ADDRESS = "MODELPLANE_LEADER_ADDRESS"
+ENV_RANK = "MODELPLANE_RANK"
+LWS_LEADER_ADDRESS = "$(LWS_LEADER_ADDRESS)"
+LWS_WORKER_INDEX = "$(LWS_WORKER_INDEX)"
+
+# Prefill/decode.
+NIXL_HOST_ENV = "VLLM_NIXL_SIDE_CHANNEL_HOST"
+NIXL_PORT_ENV = "VLLM_NIXL_SIDE_CHANNEL_PORT"
+NIXL_PORT = "5557"
+PD_SIDECAR_CONTAINER = "pd-sidecar"
+PD_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.9.0"
+PD_SIDECAR_PORT = 8000
+PD_SIDECAR_PORT_NAME = "proxy"
+
+# Volumes.
+SHM_VOLUME = "dshm"
+SHM_PATH = "/dev/shm"
+MODEL_CACHE_VOLUME = "model-cache"
+MODEL_CACHE_PATH = "/mnt/models"
+
+# Scheduling.
+GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+DEVICE_CLAIM = "devices"
+
+# Endpoint picker.
+PICKER_IMAGE = "ghcr.io/llm-d/llm-d-router-endpoint-picker:v0.9.0"
+PICKER_CONTAINER = "epp"
+PICKER_GRPC_PORT = 9002
+PICKER_HEALTH_PORT = 9003
+PICKER_METRICS_PORT = 9090
+PICKER_CONFIG_KEY = "epp-config.yaml"
+PICKER_CONFIG_DIR = "/config"
+# Two pickers on different nodes with leader election: a node drain never leaves the pool blind.
+PICKER_REPLICAS = 2
+PICKER_GRPC_SERVICE_PORT_NAME = "grpc-ext-proc"
+DEFAULT_BLOCK_SIZE = 16
+
+# API versions of what we emit.
+LWS_API = "leaderworkerset.x-k8s.io/v1"
+DRA_API = "resource.k8s.io/v1"
+POOL_API = "inference.networking.k8s.io/v1"
+ROUTE_API = "gateway.networking.k8s.io/v1"
+PICKER_CONFIG_API = "llm-d.ai/v1alpha1"

@@ -1,0 +1,26 @@
+"""Reading engine flags from a container's args (`--port=8001` or `--port 8001`).
+
+Only args are read, and only whole flags: `--model-impl=x` is not `--model`. Flags hidden in
+a shell string (`command: [sh, -c, "vllm serve --port=8001"]`) are not parsed; such an
+engine must serve on the default port, which the docs say.
+"""
+
+from __future__ import annotations
+
+from typing import Optional, Sequence
+
+
+def find_flag(args: Sequence[str], *names: str) -> Optional[tuple[int, Optional[str]]]:
+    """(index of the arg holding the value, the value) of the last occurrence, as argparse takes it."""
+    found: Optional[tuple[int, Optional[str]]] = None
+    for i, arg in enumerate(args):
+        for name in names:
+            if arg == name:
+                found = (i + 1, args[i + 1]) if i + 1 < len(args) else (i, None)
+            elif arg.startswith(name + "="):
+                found = (i, arg[len(name) + 1 :])
+    return found
+
+
+def has_flag(args: Sequence[str], *names: str) -> bool:
+    return any(arg == n or arg.startswith(n + "=") for arg in args for n in names)

@@ -1,0 +1,206 @@
+"""Stage 2, model: the pydantic models of a ModelReplica, mirroring the CRD field by field.
+
+The CRD (crds/modelreplicas.modelplane.ai.yaml) judges the input; these models are the
+typed view the plan reads once it has been judged. Every field, type, bound, enum and
+default here is compared with the CRD by tests/test_model.py, so the two can't drift.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+
+
+Quantity = Union[int, str]
+DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
+
+
+class SecretKeyRef(_Strict):
+    name: str
+    key: str
+    optional: Optional[bool] = None
+
+
+class ConfigMapKeyRef(_Strict):
+    name: str
+    key: str
+    optional: Optional[bool] = None
+
+
+class FieldRef(_Strict):
+    field_path: str = Field(alias="fieldPath")
+    api_version: Optional[str] = Field(None, alias="apiVersion")
+
+
+class EnvVarSource(_Strict):
+    secret_key_ref: Optional[SecretKeyRef] = Field(None, alias="secretKeyRef")
+    config_map_key_ref: Optional[ConfigMapKeyRef] = Field(None, alias="configMapKeyRef")
+    field_ref: Optional[FieldRef] = Field(None, alias="fieldRef")
+
+
+class EnvVar(_Strict):
+    name: str = Field(min_length=1)
+    value: Optional[str] = None
+    value_from: Optional[EnvVarSource] = Field(None, alias="valueFrom")
+
+
+class Resources(_Strict):
+    limits: Optional[dict[str, Quantity]] = None
+    requests: Optional[dict[str, Quantity]] = None
+
+
+class ContainerPort(_Strict):
+    container_port: int = Field(alias="containerPort", ge=1, le=65535)
+    name: Optional[str] = Field(None, min_length=1, max_length=15, pattern=DNS_LABEL)
+
+
+class GrpcAction(_Strict):
+    port: int = Field(ge=1, le=65535)
+    service: Optional[str] = None
+
+
+class HttpGetAction(_Strict):
+    path: Optional[str] = None
+    port: Union[int, str]
+
+
+class TcpSocketAction(_Strict):
+    port: Union[int, str]
+
+
+class Probe(_Strict):
+    failure_threshold: Optional[int] = Field(None, alias="failureThreshold", ge=1)
+    grpc: Optional[GrpcAction] = None
+    http_get: Optional[HttpGetAction] = Field(None, alias="httpGet")
+    initial_delay_seconds: Optional[int] = Field(None, alias="initialDelaySeconds", ge=0)
+    period_seconds: Optional[int] = Field(None, alias="periodSeconds", ge=1)
+    success_threshold: Optional[int] = Field(None, alias="successThreshold", ge=1)
+    tcp_socket: Optional[TcpSocketAction] = Field(None, alias="tcpSocket")
+    timeout_seconds: Optional[int] = Field(None, alias="timeoutSeconds", ge=1)
+
+
+class Container(_Strict):
+    name: str = Field(min_length=1, max_length=63, pattern=DNS_LABEL)
+    image: str = Field(min_length=1)
+    command: Optional[list[str]] = None
+    args: Optional[list[str]] = None
+    env: Optional[list[EnvVar]] = None
+    ports: Optional[list[ContainerPort]] = Field(None, max_length=8)
+    readiness_probe: Optional[Probe] = Field(None, alias="readinessProbe")
+    resources: Optional[Resources] = None
+
+
+class LocalObjectReference(_Strict):
+    name: str = Field(min_length=1)
+
+
+class PodMetadata(_Strict):
+    labels: Optional[dict[str, str]] = Field(None, max_length=32)
+    annotations: Optional[dict[str, str]] = Field(None, max_length=32)
+
+
+class PodSpec(_Strict):
+    containers: list[Container] = Field(min_length=1, max_length=8)
+    image_pull_secrets: Optional[list[LocalObjectReference]] = Field(None, alias="imagePullSecrets")
+
+
+class PodTemplate(_Strict):
+    metadata: Optional[PodMetadata] = None
+    spec: PodSpec
+
+
+class DeviceSelector(_Strict):
+    cel: Optional[str] = Field(None, min_length=1, max_length=10240)
+
+
+class DeviceRequest(_Strict):
+    name: str = Field(min_length=1, max_length=63)
+    device_class_name: str = Field(alias="deviceClassName", min_length=1, max_length=253)
+    count: int = Field(1, ge=1, le=64)
+    selectors: Optional[list[DeviceSelector]] = Field(None, max_length=8)
+
+
+class Worker(_Strict):
+    nodes: int = Field(ge=1, le=63)
+
+
+Role = Literal["Standalone", "Leader", "Worker"]
+
+
+class EngineMember(_Strict):
+    role: Role = "Standalone"
+    node_pool_name: str = Field(alias="nodePoolName", min_length=1)
+    device_requests: Optional[list[DeviceRequest]] = Field(None, alias="deviceRequests", min_length=1, max_length=16)
+    worker: Optional[Worker] = None
+    template: PodTemplate
+
+
+class Engine(_Strict):
+    name: str = Field(min_length=1, max_length=63)
+    copies: int = Field(1, ge=1, le=64)
+    phase: Optional[Literal["Prefill", "Decode"]] = None
+    members: list[EngineMember] = Field(min_length=1, max_length=2)
+
+    def member(self, role: Role) -> Optional[EngineMember]:
+        return next((m for m in self.members if m.role == role), None)
+
+
+class PickerContainer(_Strict):
+    name: str = Field(min_length=1, max_length=63, pattern=DNS_LABEL)
+    image: str = Field(min_length=1)
+    command: Optional[list[str]] = None
+    args: Optional[list[str]] = None
+    env: Optional[list[EnvVar]] = None
+    resources: Optional[Resources] = None
+
+
+class PickerPodSpec(_Strict):
+    containers: list[PickerContainer] = Field(min_length=1, max_length=1)
+    image_pull_secrets: Optional[list[LocalObjectReference]] = Field(None, alias="imagePullSecrets")
+
+
+class PickerTemplate(_Strict):
+    spec: PickerPodSpec
+
+
+class EndpointPicker(_Strict):
+    config: Optional[dict[str, Any]] = None
+    template: PickerTemplate
+
+
+class Serving(_Strict):
+    mode: Literal["Unified", "PrefillDecode"] = "Unified"
+    router: Optional[Literal["EndpointPicker"]] = None
+    endpoint_picker: Optional[EndpointPicker] = Field(None, alias="endpointPicker")
+
+
+class ModelCacheRef(_Strict):
+    name: str = Field(min_length=1)
+
+
+class ModelReplicaSpec(_Strict):
+    cluster_name: str = Field(alias="clusterName", min_length=1)
+    model_cache_ref: Optional[ModelCacheRef] = Field(None, alias="modelCacheRef")
+    serving: Optional[Serving] = None
+    engines: list[Engine] = Field(min_length=1, max_length=8)
+
+
+class ObjectMeta(BaseModel):
+    """The part of a replica's metadata the renderer reads (the API server judges the rest)."""
+
+    model_config = ConfigDict(frozen=True)
+    name: str
+    namespace: Optional[str] = None
+    labels: dict[str, str] = Field(default_factory=dict)
+    annotations: dict[str, str] = Field(default_factory=dict)
+
+
+class ModelReplica(BaseModel):
+    model_config = ConfigDict(frozen=True)
+    metadata: ObjectMeta
+    spec: ModelReplicaSpec

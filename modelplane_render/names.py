@@ -1,0 +1,69 @@
+"""Every name the output gives an object, by one rule, and why each limit is what it is.
+
+The rule is upstream Modelplane's `child_name`: join the parts with `-`, keep a head, strip a
+trailing `-`, append `-` and the first five hex digits of the SHA-256 of the whole joined
+string. The hash is always there for hashed names (so a name never changes shape when an
+input grows), and it comes from the inputs only, so output is deterministic.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+HASH_LENGTH = 5
+# A Service, and so the picker's and any DNS-1035 name, is at most 63 characters.
+DNS_LABEL_MAX = 63
+# LWS makes a StatefulSet per group named `<lws>-<group>` (groups up to 63, since copies <= 64),
+# and a StatefulSet's name feeds its pods' `controller-revision-hash` label, `<sts>-<10 chars>`,
+# which must stay <= 63; so a StatefulSet name stays <= 52 and an LWS name <= 49.
+LWS_NAME_MAX = 49
+LABEL_VALUE_MAX = 63
+
+DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:HASH_LENGTH]
+
+
+def hashed_name(*parts: str, limit: int = DNS_LABEL_MAX) -> str:
+    joined = "-".join(parts)
+    head = joined[: limit - HASH_LENGTH - 1].rstrip("-")
+    return f"{head}-{short_hash(joined)}"
+
+
+def suffixed_name(replica: str, suffix: str) -> str:
+    """`<replica>-<suffix>` as upstream names the pool and the picker, hashed only when too long."""
+    name = f"{replica}-{suffix}"
+    return name if len(name) <= DNS_LABEL_MAX else hashed_name(replica, suffix)
+
+
+def workload_name(replica: str, engine: str) -> str:
+    """The LeaderWorkerSet of an engine. Always hashed, so it never equals a Service name we make."""
+    return hashed_name(replica, engine, limit=LWS_NAME_MAX)
+
+
+def claim_template_name(replica: str, engine: str, role: str) -> str:
+    return hashed_name(replica, engine, role.lower(), "devices")
+
+
+def pool_name(replica: str) -> str:
+    return suffixed_name(replica, "pool")
+
+
+def picker_name(replica: str) -> str:
+    """ServiceAccount, Role, RoleBinding, ConfigMap, Deployment, PDB and Service of the picker."""
+    return suffixed_name(replica, "epp")
+
+
+def route_name(replica: str) -> str:
+    return suffixed_name(replica, "route")
+
+
+def label_value(name: str) -> str:
+    """A name used as a label value (the serving and replica labels), shortened by the same rule."""
+    return name if len(name) <= LABEL_VALUE_MAX else hashed_name(name, limit=LABEL_VALUE_MAX)

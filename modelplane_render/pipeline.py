@@ -1,0 +1,130 @@
+"""The stages in order: sources → model → plan → render → output. Every front end calls this.
+
+What a source document becomes:
+- `modelplane.ai/v1alpha1` ModelReplica: validated and rendered (never emitted itself);
+- any other `modelplane.ai` kind or version: an error (ModelDeployments are Modelplane's to
+  compose; an unknown version is a typo or a newer schema than this tool knows);
+- an object marked `config.kubernetes.io/local-config: "true"` (a kustomize function
+  config): skipped;
+- any other Kubernetes object (apiVersion, kind and metadata.name): passed through unchanged;
+- a document that is not a Kubernetes object: an error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Optional
+
+from . import crd
+from .errors import InputError, SourceError
+from .options import Options
+from .sources import Document, iter_documents
+
+LOCAL_CONFIG = "config.kubernetes.io/local-config"
+
+
+@dataclass
+class Rendered:
+    """The checked objects of a run, in output order, and the text that prints them."""
+
+    objects: list[dict[str, Any]]
+    text: str
+
+
+def classify(document: Document) -> tuple[str, Optional[SourceError]]:
+    """'replica', 'passthrough' or 'skip', or an error saying why the document can't be taken."""
+    data = document.data
+    if not isinstance(data, dict):
+        kind = "a list" if isinstance(data, list) else "a scalar"
+        return "", document.error((), f"a document must be a Kubernetes object (a mapping with apiVersion and kind), not {kind}")
+    api_version, kind = data.get("apiVersion"), data.get("kind")
+    for key, value in (("apiVersion", api_version), ("kind", kind)):
+        if value is None:
+            return "", document.error((key,), "required field is missing: every document must be a Kubernetes object")
+        if not isinstance(value, str) or not value:
+            return "", document.error((key,), "must be a non-empty string")
+    assert isinstance(api_version, str) and isinstance(kind, str)
+    group = api_version.split("/")[0] if "/" in api_version else ""
+    if group == crd.GROUP:
+        if kind != crd.KIND:
+            return "", document.error(("kind",), f"{kind} is not rendered by modelplane-render: only {crd.KIND} ({crd.API_VERSION}) is; Modelplane itself composes other modelplane.ai kinds")
+        if api_version != crd.API_VERSION:
+            return "", document.error(("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}")
+        return "replica", None
+    annotations = (data.get("metadata") or {}).get("annotations") or {} if isinstance(data.get("metadata"), dict) else {}
+    if isinstance(annotations, dict) and str(annotations.get(LOCAL_CONFIG, "")).lower() == "true":
+        return "skip", None
+    meta = data.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+        return "", document.error(("metadata", "name"), "required field is missing: every object passed through needs a name")
+    return "passthrough", None
+
+
+def render_documents(documents: Iterable[Document | SourceError], options: Options, *, emit: bool = True) -> Rendered:
+    """Validate every document, then (only if all are valid) plan, render and check the output."""
+    errors: list[SourceError] = []
+    replicas: list[tuple[Document, Any]] = []
+    passthrough: list[dict[str, Any]] = []
+    from .validation import judge_replica
+
+    for item in documents:
+        if isinstance(item, SourceError):
+            errors.append(item)
+            continue
+        role, error = classify(item)
+        if error:
+            errors.append(error)
+        elif role == "replica":
+            replica, found = judge_replica(item, options.namespace)
+            errors.extend(found)
+            if replica is not None:
+                replicas.append((item, replica))
+        elif role == "passthrough":
+            passthrough.append(item.data)
+    errors.extend(_duplicate_replicas(replicas, options))
+    if errors:
+        raise InputError(errors)
+    if not emit:
+        return Rendered([], "")
+
+    from .output import parse_checked, serialise, sort_key
+    from .plan import plan_replica
+    from .render import render_object
+
+    objects: list[dict[str, Any]] = list(passthrough)
+    for document, replica in replicas:
+        for planned in plan_replica(replica, options, document.file).objects:
+            objects.append(parse_checked(planned, render_object(planned)))
+    objects.sort(key=sort_key)
+    _check_unique(objects)
+    return Rendered(objects, serialise(objects))
+
+
+def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) -> list[SourceError]:
+    seen: dict[tuple[str, str], Document] = {}
+    errors = []
+    for document, replica in replicas:
+        key = (replica.metadata.namespace or options.namespace or "", replica.metadata.name)
+        if key in seen:
+            first = seen[key]
+            line = first.positions.of_value(("metadata", "name"))[0]
+            errors.append(document.error(("metadata", "name"), f"replica {key[0]}/{key[1]} is also defined in {first.file}:{line}"))
+        else:
+            seen[key] = document
+    return errors
+
+
+def _check_unique(objects: list[dict[str, Any]]) -> None:
+    from .errors import RenderFailure
+
+    seen: set[tuple[str, str, str, str]] = set()
+    for obj in objects:
+        meta = obj.get("metadata") or {}
+        key = (str(obj.get("apiVersion", "")).split("/")[0], str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+        if key in seen:
+            raise RenderFailure(f"two objects would be {key[1]} {key[2]}/{key[3]}: rename the replica or the object passed through")
+        seen.add(key)
+
+
+def render_paths(paths: list[str], options: Options, *, emit: bool = True) -> Rendered:
+    return render_documents(iter_documents(paths), options, emit=emit)

@@ -1,0 +1,54 @@
+"""Stage 4, render: give each planned object its YAML shape through one Jinja template per kind.
+
+No value reaches the YAML as raw text: every value goes through `tojson`, whose JSON is valid
+YAML flow syntax for any string (quotes, newlines, `{{ }}`, `---`, tags are inert inside a
+JSON string). `StrictUndefined` turns a missing value into an error, never an empty field.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+from typing import Any
+
+from .plan import PlannedObject
+
+# Characters JSON leaves raw but YAML would not keep as they are inside a double-quoted
+# scalar: C1 controls and NEL (YAML line breaks or non-printable), the Unicode line and
+# paragraph separators, BOM and non-characters. Escaped as \uXXXX, YAML reads them back exactly.
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
+
+
+def to_json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+def templates_dir() -> str:
+    """The templates shipped in the wheel, or the project's top-level templates/ in a checkout."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    packaged = os.path.join(here, "templates")
+    return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "templates")
+
+
+@functools.cache
+def environment() -> Any:
+    import jinja2
+
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+        lstrip_blocks=False,
+    )
+    env.filters["tojson"] = to_json
+    env.policies["json.dumps_function"] = None
+    return env
+
+
+def render_object(obj: PlannedObject) -> str:
+    return str(environment().get_template(obj.template).render(v=obj.values))

@@ -1,0 +1,79 @@
+"""Judge a ModelReplica document: the CRD (structure, then CEL rules), metadata, then the checks beyond it."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from .. import crd
+from ..errors import MapKey, SourceError
+from ..sources import Document
+from .beyond_crd import check_replica
+from .cel import make_rule_runner
+from .structural import StructuralValidator
+
+# ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.
+_METADATA_FIELDS = frozenset(
+    {"name", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation", "creationTimestamp",
+     "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields", "selfLink", "generateName"}
+)
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUALIFIED_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+
+
+def check_metadata(document: Document, errors: list[SourceError]) -> None:
+    """What the API server checks of any object's metadata, for the fields a replica uses."""
+    meta = document.data.get("metadata")
+    if meta is None:
+        errors.append(document.error(("metadata",), "required field is missing"))
+        return
+    if not isinstance(meta, dict):
+        errors.append(document.error(("metadata",), "must be a mapping"))
+        return
+    for key in meta:
+        if key not in _METADATA_FIELDS:
+            errors.append(document.error(("metadata", key), f'unknown field "{key}"', at_key=True))
+    if "generateName" in meta:
+        errors.append(document.error(("metadata", "generateName"), "not supported: GitOps needs a fixed name; set metadata.name", at_key=True))
+    name = meta.get("name")
+    if name is None:
+        errors.append(document.error(("metadata", "name"), "required field is missing"))
+    elif not isinstance(name, str):
+        errors.append(document.error(("metadata", "name"), "must be a string"))
+    elif len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
+        errors.append(document.error(("metadata", "name"), "must be a DNS subdomain: at most 253 lowercase letters, digits, '-' and '.'"))
+    namespace = meta.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.match(namespace)):
+        errors.append(document.error(("metadata", "namespace"), "must be a DNS label: at most 63 lowercase letters, digits and '-'"))
+    for field, check_value in (("labels", True), ("annotations", False)):
+        entries = meta.get(field)
+        if entries is None:
+            continue
+        if not isinstance(entries, dict):
+            errors.append(document.error(("metadata", field), "must be a mapping of strings to strings"))
+            continue
+        for key, value in entries.items():
+            path = ("metadata", field, MapKey(key))
+            if len(key.split("/")[0]) > 253 or not _QUALIFIED_NAME.match(key):
+                errors.append(document.error(path, f"{field[:-1]} key must be a qualified name (an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' or '.')", at_key=True))
+            if not isinstance(value, str):
+                errors.append(document.error(path, f"must be a string, not {type(value).__name__}: quote the value"))
+            elif check_value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
+                errors.append(document.error(path, "must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"))
+
+
+def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[SourceError]]:
+    """The validated ModelReplica model, or every error this document has."""
+    errors: list[SourceError] = []
+    check_metadata(document, errors)
+    validator = StructuralValidator(document, errors, make_rule_runner(document))
+    data = validator.check(document.data, crd.openapi_schema(), ())
+    if errors:
+        return None, errors
+    from ..model import ModelReplica
+
+    replica = ModelReplica.model_validate({"metadata": data["metadata"], "spec": data["spec"]}, by_alias=True)
+    errors = check_replica(replica, document, namespace)
+    return (None, errors) if errors else (replica, [])

@@ -1,0 +1,189 @@
+"""Checks beyond the CRD: values the CRD accepts but that would be illegal where they land.
+
+A `nodePoolName` that is not a label value becomes an invalid `nodeSelector`; a sidecar port
+that is the engine's port makes a pod the API server refuses. Each is reported at its source,
+like any other error, rather than emitted for the cluster to refuse. This is the one list of
+such checks; the API-server differential test treats exactly these as expected disagreements
+between the CRD and us (see CHECKS_BEYOND_CRD).
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from .. import constants as c
+from .. import names
+from ..errors import FieldPath, SourceError
+from ..model import Container, Engine, EngineMember, ModelReplica
+from ..plan import PICKER_ENV, PICKER_FLAGS, engine_port_spec, member_is_serving
+from ..sources import Document
+
+# The names of the checks, for the differential test and the docs.
+CHECKS_BEYOND_CRD = (
+    "replica-name",
+    "replica-namespace",
+    "replica-labels",
+    "engine-name",
+    "node-pool-label-value",
+    "device-request-name",
+    "device-class-name",
+    "object-references",
+    "env-reserved",
+    "ports",
+    "prefill-decode-ports",
+    "unified-ports",
+    "picker-args",
+)
+
+_REFERENCE_MESSAGE = "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), as the name of a Kubernetes object"
+
+
+def check_replica(replica: ModelReplica, document: Document, namespace: str | None) -> list[SourceError]:
+    errors: list[SourceError] = []
+    fail = lambda path, message: errors.append(document.error(path, message))  # noqa: E731
+
+    meta = replica.metadata
+    if not names.DNS_1035.match(meta.name):
+        fail(
+            ("metadata", "name"),
+            "must start with a lowercase letter and hold only lowercase letters, digits and '-': "
+            "it names the replica's Services and LeaderWorkerSets, which must be DNS-1035 labels",
+        )
+    if not (meta.namespace or namespace):
+        fail(
+            ("metadata",),
+            "the replica has no namespace, and its picker's RoleBinding needs one: set metadata.namespace, "
+            "or pass --namespace (Argo CD passes the Application's destination namespace)",
+        )
+    for key in meta.labels:
+        if key.startswith(c.RESERVED_LABEL_PREFIX):
+            fail(("metadata", "labels", key), "the modelplane.ai/ label prefix is reserved for labels modelplane-render sets")
+
+    spec = replica.spec
+    for i, engine in enumerate(spec.engines):
+        epath: FieldPath = ("spec", "engines", i)
+        if not names.DNS_1123_LABEL.match(engine.name):
+            fail(epath + ("name",), "must hold only lowercase letters, digits and '-': it names the engine's LeaderWorkerSet")
+        for j, member in enumerate(engine.members):
+            errors.extend(_check_member(member, epath + ("members", j), document))
+    if spec.model_cache_ref and not names.DNS_1123_SUBDOMAIN.match(spec.model_cache_ref.name):
+        fail(("spec", "modelCacheRef", "name"), _REFERENCE_MESSAGE + " (a PersistentVolumeClaim)")
+    errors.extend(_check_ports(replica, document))
+    errors.extend(_check_picker(replica, document))
+    return errors
+
+
+def _check_member(member: EngineMember, mpath: FieldPath, document: Document) -> Iterator[SourceError]:
+    if len(member.node_pool_name) > names.LABEL_VALUE_MAX or not names.LABEL_VALUE.match(member.node_pool_name):
+        yield document.error(
+            mpath + ("nodePoolName",),
+            "must be a valid label value (at most 63 letters, digits, '-', '_' or '.', starting and ending "
+            "with a letter or digit): it becomes the pods' modelplane.ai/pool node selector",
+        )
+    for k, request in enumerate(member.device_requests or []):
+        if not names.DNS_1123_LABEL.match(request.name):
+            yield document.error(mpath + ("deviceRequests", k, "name"), "must be a DNS label (lowercase letters, digits and '-'): it names a DRA device request")
+        if not names.DNS_1123_SUBDOMAIN.match(request.device_class_name):
+            yield document.error(mpath + ("deviceRequests", k, "deviceClassName"), _REFERENCE_MESSAGE + " (a DeviceClass)")
+    spec = member.template.spec
+    for k, secret in enumerate(spec.image_pull_secrets or []):
+        if not names.DNS_1123_SUBDOMAIN.match(secret.name):
+            yield document.error(mpath + ("template", "spec", "imagePullSecrets", k, "name"), _REFERENCE_MESSAGE + " (a Secret)")
+    for k, container in enumerate(spec.containers):
+        cpath = mpath + ("template", "spec", "containers", k)
+        if container.name == c.ENGINE_CONTAINER:
+            reserved = {c.ENV_LEADER_ADDRESS, c.ENV_RANK, c.NIXL_HOST_ENV, c.NIXL_PORT_ENV}
+            for n, env in enumerate(container.env or []):
+                if env.name in reserved:
+                    yield document.error(cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the engine container; remove it")
+
+
+def _port_owner(container: Container) -> str:
+    return f"container {container.name}"
+
+
+def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
+    """Every pod's ports are unique by number and by name; the serving port agrees with the pool."""
+    prefill_decode = replica.spec.serving is not None and replica.spec.serving.mode == "PrefillDecode"
+    serving_ports: dict[int, int] = {}
+    for i, engine in enumerate(replica.spec.engines):
+        for j, member in enumerate(engine.members):
+            yield from _check_pod_ports(engine, member, ("spec", "engines", i, "members", j), prefill_decode, document)
+            if member_is_serving(member):
+                port, where = engine_port_spec(engine, member, prefill_decode)
+                if port is None:
+                    assert where is not None
+                    yield document.error(
+                        ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1]),
+                        "--port must be a port number from 1 to 65535",
+                    )
+                    continue
+                serving_ports.setdefault(port, i)
+                engine_path: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1]) if where else ("spec", "engines", i)
+                if prefill_decode and engine.phase == "Prefill" and port != c.SERVING_PORT:
+                    yield document.error(
+                        engine_path,
+                        f"under PrefillDecode the Prefill engine must serve on port {c.SERVING_PORT}, the port the "
+                        f"InferencePool targets (the decode pod's pd-sidecar listens there too); it serves on {port}",
+                    )
+                if prefill_decode and engine.phase == "Decode" and port == c.PD_SIDECAR_PORT:
+                    yield document.error(
+                        engine_path,
+                        f"under PrefillDecode the Decode engine can't serve on port {c.PD_SIDECAR_PORT}: the pd-sidecar "
+                        f"owns it (leave --port out to serve on {c.DECODE_PORT})",
+                    )
+    if not prefill_decode and len(serving_ports) > 1:
+        first, *others = sorted(serving_ports.items(), key=lambda item: item[1])
+        for port, i in others:
+            yield document.error(
+                ("spec", "engines", i),
+                f"serves on port {port} but engine {replica.spec.engines[first[1]].name} serves on {first[0]}: "
+                "the InferencePool targets one port, so every engine of a Unified replica must serve on the same one",
+            )
+
+
+def _check_pod_ports(engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document) -> Iterator[SourceError]:
+    by_number: dict[int, str] = {}
+    by_name: dict[str, str] = {}
+    if member_is_serving(member):
+        port, _ = engine_port_spec(engine, member, prefill_decode)
+        if port is not None:
+            by_number[port] = "the engine's serving port"
+        by_name[c.SERVING_PORT_NAME] = "the engine's serving port"
+        if prefill_decode and engine.phase == "Decode":
+            by_number[c.PD_SIDECAR_PORT] = "the pd-sidecar's port"
+            by_name[c.PD_SIDECAR_PORT_NAME] = "the pd-sidecar's port"
+    for k, container in enumerate(member.template.spec.containers):
+        cpath = mpath + ("template", "spec", "containers", k)
+        if prefill_decode and engine.phase == "Decode" and container.name == c.PD_SIDECAR_CONTAINER and member_is_serving(member):
+            yield document.error(cpath + ("name",), f"{c.PD_SIDECAR_CONTAINER} is the name of the container modelplane-render adds to a decode pod")
+        for p, port in enumerate(container.ports or []):
+            owner = by_number.get(port.container_port)
+            if owner:
+                yield document.error(cpath + ("ports", p, "containerPort"), f"port {port.container_port} is already {owner}")
+            else:
+                by_number[port.container_port] = f"used by {_port_owner(container)}"
+            if port.name:
+                owner = by_name.get(port.name)
+                if owner:
+                    yield document.error(cpath + ("ports", p, "name"), f'port name "{port.name}" is already {owner}')
+                else:
+                    by_name[port.name] = f"used by {_port_owner(container)}"
+
+
+def _check_picker(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
+    serving = replica.spec.serving
+    if not serving or not serving.endpoint_picker:
+        return
+    container = serving.endpoint_picker.template.spec.containers[0]
+    cpath: FieldPath = ("spec", "serving", "endpointPicker", "template", "spec", "containers", 0)
+    for n, arg in enumerate(container.args or []):
+        for flag in PICKER_FLAGS:
+            if arg == flag or arg.startswith(flag + "="):
+                yield document.error(cpath + ("args", n), f"{flag} is set by modelplane-render (it follows the pool and the config); remove it")
+    for n, env in enumerate(container.env or []):
+        if env.name in PICKER_ENV:
+            yield document.error(cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the picker; remove it")
+    for k, secret in enumerate(serving.endpoint_picker.template.spec.image_pull_secrets or []):
+        if not names.DNS_1123_SUBDOMAIN.match(secret.name):
+            yield document.error(("spec", "serving", "endpointPicker", "template", "spec", "imagePullSecrets", k, "name"), _REFERENCE_MESSAGE + " (a Secret)")

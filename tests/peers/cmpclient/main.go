@@ -1,0 +1,186 @@
+// Command modelplane-cmpclient is a test client for a running Argo CD
+// config-management-plugin sidecar (argocd-cmp-server). It talks to the
+// server over its unix socket exactly the way Argo CD's repo-server does
+// (reposerver/repository/repository.go and util/app/discovery/discovery.go
+// at argo-cd v3.2.11): it calls CheckPluginConfiguration, then streams the
+// repository directory as a tar.gz with util/cmp.SendRepoStream to either
+// MatchRepository or GenerateManifest. The env entries given with -env are
+// sent in the stream's metadata, as the repo-server sends ARGOCD_APP_* and
+// ARGOCD_ENV_* variables.
+//
+// It is built against the real argo-cd module by tests/peers/build-argocd.sh
+// into bin/modelplane-cmpclient-v<argocd version>.
+//
+// Usage:
+//
+//	modelplane-cmpclient -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] match|generate
+//
+// match prints {"isSupported":bool,"isDiscoveryEnabled":bool} on stdout.
+// generate prints a JSON array of the manifest strings on stdout; on error it
+// prints the error text (the gRPC error as the repo-server receives it) on
+// stderr and exits 1. Usage errors exit 2.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	grpc_retry "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
+	log "github.com/sirupsen/logrus"
+	"google.golang.org/protobuf/types/known/emptypb"
+
+	pluginclient "github.com/argoproj/argo-cd/v3/cmpserver/apiclient"
+	"github.com/argoproj/argo-cd/v3/util/cmp"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string { return strings.Join(*m, ",") }
+
+func (m *multiFlag) Set(v string) error {
+	*m = append(*m, v)
+	return nil
+}
+
+type matchResult struct {
+	IsSupported        bool `json:"isSupported"`
+	IsDiscoveryEnabled bool `json:"isDiscoveryEnabled"`
+}
+
+func usage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), "usage: %s -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] [-exclude GLOB ...] [-timeout DUR] match|generate\n", filepath.Base(os.Args[0]))
+	fs.PrintDefaults()
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("modelplane-cmpclient", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	socket := fs.String("socket", "", "path of the plugin's unix socket (e.g. <ARGOCD_PLUGINSOCKFILEPATH>/<name>-<version>.sock)")
+	repo := fs.String("repo", "", "absolute path of the repository root directory that is tarred and streamed")
+	appPath := fs.String("app-path", ".", "application path relative to -repo (the Application's spec.source.path)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "overall deadline for the RPCs")
+	var envs, excludes multiFlag
+	fs.Var(&envs, "env", "NAME=VALUE env entry sent in the request metadata (repeatable)")
+	fs.Var(&excludes, "exclude", "tar exclusion glob, like the repo-server's ARGOCD_REPO_SERVER_PLUGIN_TAR_EXCLUSIONS (repeatable)")
+	fs.Usage = func() { usage(fs) }
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || (fs.Arg(0) != "match" && fs.Arg(0) != "generate") {
+		usage(fs)
+		return 2
+	}
+	if *socket == "" || *repo == "" {
+		fmt.Fprintln(stderr, "modelplane-cmpclient: -socket and -repo are required")
+		return 2
+	}
+	if !filepath.IsAbs(*repo) {
+		fmt.Fprintln(stderr, "modelplane-cmpclient: -repo must be an absolute path")
+		return 2
+	}
+	if filepath.IsAbs(*appPath) {
+		fmt.Fprintln(stderr, "modelplane-cmpclient: -app-path must be relative to -repo")
+		return 2
+	}
+	for _, e := range envs {
+		if !strings.Contains(e, "=") {
+			fmt.Fprintf(stderr, "modelplane-cmpclient: -env %q is not NAME=VALUE\n", e)
+			return 2
+		}
+	}
+	repoRoot := filepath.Clean(*repo)
+	// The repo-server passes the absolute app path and the repo root;
+	// SendRepoStream derives AppName (base name) and AppRelPath from them.
+	absAppPath := filepath.Join(repoRoot, *appPath)
+
+	// Keep the library's logrus output (connection errors etc.) on stderr,
+	// away from the JSON on stdout.
+	log.SetOutput(stderr)
+
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+
+	conn, client, err := pluginclient.NewConfigManagementPluginClientSet(*socket).NewConfigManagementPluginClient()
+	if err != nil {
+		fmt.Fprintf(stderr, "error dialing to cmp-server %s: %v\n", *socket, err)
+		return 1
+	}
+	defer conn.Close()
+
+	// Both discovery (cmpSupports) and manifest generation
+	// (runConfigManagementPluginSidecars) start with this call.
+	if _, err := client.CheckPluginConfiguration(ctx, &emptypb.Empty{}); err != nil {
+		fmt.Fprintf(stderr, "error calling cmp-server checkPluginConfiguration: %v\n", err)
+		return 1
+	}
+
+	switch fs.Arg(0) {
+	case "match":
+		// discovery.matchRepositoryCMP
+		stream, err := client.MatchRepository(ctx, grpc_retry.Disable())
+		if err != nil {
+			fmt.Fprintf(stderr, "error getting stream client: %v\n", err)
+			return 1
+		}
+		if err := cmp.SendRepoStream(ctx, absAppPath, repoRoot, stream, envs, excludes); err != nil {
+			fmt.Fprintf(stderr, "error sending stream: %v\n", err)
+			return 1
+		}
+		resp, err := stream.CloseAndRecv()
+		if err != nil {
+			fmt.Fprintf(stderr, "error receiving stream response: %v\n", err)
+			return 1
+		}
+		return writeJSON(stdout, stderr, matchResult{
+			IsSupported:        resp.GetIsSupported(),
+			IsDiscoveryEnabled: resp.GetIsDiscoveryEnabled(),
+		})
+	default: // generate
+		// repository.generateManifestsCMP
+		stream, err := client.GenerateManifest(ctx, grpc_retry.Disable())
+		if err != nil {
+			fmt.Fprintf(stderr, "error getting generateManifestStream: %v\n", err)
+			return 1
+		}
+		if err := cmp.SendRepoStream(stream.Context(), absAppPath, repoRoot, stream, envs, excludes); err != nil {
+			fmt.Fprintf(stderr, "error sending file to cmp-server: %v\n", err)
+			return 1
+		}
+		resp, err := stream.CloseAndRecv()
+		if err != nil {
+			// Verbatim gRPC error, e.g.
+			// "rpc error: code = Unknown desc = error generating manifests: ..."
+			fmt.Fprintln(stderr, err.Error())
+			return 1
+		}
+		manifests := resp.GetManifests()
+		if manifests == nil {
+			manifests = []string{}
+		}
+		return writeJSON(stdout, stderr, manifests)
+	}
+}
+
+func writeJSON(stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		if !errors.Is(err, io.ErrClosedPipe) {
+			fmt.Fprintf(stderr, "error writing output: %v\n", err)
+		}
+		return 1
+	}
+	return 0
+}
