@@ -44,6 +44,10 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
         if not isinstance(value, str) or not value:
             return "", document.error((key,), "must be a non-empty string")
     assert isinstance(api_version, str) and isinstance(kind, str)
+    meta = data.get("metadata")
+    annotations = meta.get("annotations") if isinstance(meta, dict) else None
+    if isinstance(annotations, dict) and str(annotations.get(LOCAL_CONFIG, "")).lower() == "true":
+        return "skip", None
     group = api_version.split("/")[0] if "/" in api_version else ""
     if group == crd.GROUP:
         if kind != crd.KIND:
@@ -51,10 +55,6 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
         if api_version != crd.API_VERSION:
             return "", document.error(("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}")
         return "replica", None
-    annotations = (data.get("metadata") or {}).get("annotations") or {} if isinstance(data.get("metadata"), dict) else {}
-    if isinstance(annotations, dict) and str(annotations.get(LOCAL_CONFIG, "")).lower() == "true":
-        return "skip", None
-    meta = data.get("metadata")
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return "", document.error(("metadata", "name"), "required field is missing: every object passed through needs a name")
     return "passthrough", None

@@ -235,8 +235,11 @@ def _pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Opt
                 "name": c.PD_SIDECAR_CONTAINER,
                 "image": c.PD_SIDECAR_IMAGE,
                 "args": ["--secure-proxy=false", "--kv-connector=nixlv2", f"--vllm-port={port}"],
+                "env": [],
                 "ports": [{"name": c.PD_SIDECAR_PORT_NAME, "containerPort": c.PD_SIDECAR_PORT, "protocol": "TCP"}],
                 "readinessProbe": _probe(c.PD_SIDECAR_PORT),
+                "resources": {},
+                "volumeMounts": [],
             }
         )
     volumes: list[dict[str, Any]] = [{"name": c.SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]

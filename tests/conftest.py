@@ -1,0 +1,60 @@
+"""Shared fixtures: the fixture folders, and running the command in-process or as a real process."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+from contextlib import redirect_stderr, redirect_stdout
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from snapshot_yaml import YamlSnapshotExtension
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+VALID = sorted(p for p in (FIXTURES / "valid").iterdir() if p.is_dir())
+INVALID = sorted(p for p in (FIXTURES / "invalid").iterdir() if p.is_dir()) if (FIXTURES / "invalid").is_dir() else []
+SHARED = ROOT.parent / "shared"
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(*args: str, cwd: Path | None = None) -> Result:
+    """The command in this process (fast): main() with stdout and stderr captured."""
+    from modelplane_render import writer
+    from modelplane_render.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    old = os.getcwd()
+    captured: list[str] = []
+    real_write = writer.write_stdout
+    writer.write_stdout = captured.append  # type: ignore[assignment]
+    try:
+        if cwd:
+            os.chdir(cwd)
+        with redirect_stdout(out), redirect_stderr(err):
+            code = main(list(args))
+    finally:
+        os.chdir(old)
+        writer.write_stdout = real_write  # type: ignore[assignment]
+    return Result(code, "".join(captured) + out.getvalue(), err.getvalue())
+
+
+def run_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+    """The command as a real process, through plugin.py, as Argo CD and kustomize start it."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run([sys.executable, str(ROOT / "plugin.py"), *args], cwd=cwd, env=full_env, capture_output=True, input=stdin, timeout=120)
+
+
+@pytest.fixture
+def snapshot_yaml(snapshot):  # type: ignore[no-untyped-def]
+    return snapshot.use_extension(YamlSnapshotExtension)
