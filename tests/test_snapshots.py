@@ -12,6 +12,7 @@ def test_render_matches_snapshot(case, snapshot_yaml):  # type: ignore[no-untype
     result = run_cli("render", str(case.relative_to(ROOT)), cwd=ROOT)
     assert result.code == 0, result.stderr
     assert result.stderr == ""
+    assert "kind: LeaderWorkerSet" in result.stdout, "a snapshot must lock a real render"
     assert result.stdout == snapshot_yaml(name=case.name)
 
 

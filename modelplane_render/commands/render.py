@@ -6,7 +6,7 @@ import argparse
 
 from ..cli_options import add_render_options, options_from_args
 from ..errors import EXIT_OK
-from ..writer import write_stdout
+from .. import writer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -18,5 +18,5 @@ def run(args: argparse.Namespace) -> int:
     from ..pipeline import render_paths
 
     rendered = render_paths(args.paths, options_from_args(args))
-    write_stdout(rendered.text)
+    writer.write_stdout(rendered.text)
     return EXIT_OK

@@ -1,0 +1,76 @@
+"""The command line as a contract: exit codes, streams, and the same behaviour through plugin.py."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+from conftest import ROOT, VALID, run_cli, run_process
+
+
+def test_usage_errors_exit_2_with_one_line():  # type: ignore[no-untyped-def]
+    result = run_cli("render", "--gateway", "not-a-ref")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == "modelplane-render: --gateway 'not-a-ref' must be NAMESPACE/NAME of a Gateway\n"
+    assert run_cli("frobnicate").code == 2
+    assert run_cli("render", "--namespace", "Bad_NS").code == 2
+
+
+def test_missing_path_is_an_input_error():  # type: ignore[no-untyped-def]
+    result = run_cli("render", "no/such/dir")
+    assert (result.code, result.stdout, result.stderr) == (1, "", "no/such/dir:1:1: .: no such file or directory\n")
+
+
+def test_namespace_option_fills_only_replicas_without_one(tmp_path):  # type: ignore[no-untyped-def]
+    source = (VALID[0] / "replica.yaml").read_text() if (VALID[0] / "replica.yaml").exists() else None
+    assert source
+    (tmp_path / "r.yaml").write_text(source.replace("  namespace: ml-team\n", ""))
+    missing = run_cli("render", "r.yaml", cwd=tmp_path)
+    assert missing.code == 1 and missing.stdout == ""
+    assert "has no namespace" in missing.stderr and "--namespace" in missing.stderr
+    given = run_cli("render", "--namespace", "team-a", "r.yaml", cwd=tmp_path)
+    assert given.code == 0
+    assert "namespace: team-a" in given.stdout and "ml-team" not in given.stdout
+
+
+def test_gateway_adds_an_httproute():  # type: ignore[no-untyped-def]
+    result = run_cli("render", "--gateway", "gateways/inference", str(VALID[0]))
+    assert result.code == 0
+    assert "kind: HTTPRoute" in result.stdout and "namespace: gateways" in result.stdout
+
+
+def test_errors_of_all_files_come_at_once_and_nothing_is_printed(tmp_path):  # type: ignore[no-untyped-def]
+    shutil.copytree(ROOT / "fixtures" / "valid" / "several-copies", tmp_path / "good")
+    (tmp_path / "b.yaml").write_text("apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: b, namespace: x}\nspec: {}\n")
+    (tmp_path / "a.yaml").write_text("a: [\n")
+    result = run_cli("render", ".", cwd=tmp_path)
+    assert result.code == 1 and result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("a.yaml:2:1: .: YAML syntax")
+    assert lines[1:] == ["b.yaml:4:7: spec.clusterName: required field is missing", "b.yaml:4:7: spec.engines: required field is missing"]
+
+
+def test_plugin_py_and_the_console_script_agree():  # type: ignore[no-untyped-def]
+    case = VALID[0]
+    via_plugin = run_process("render", str(case))
+    assert via_plugin.returncode == 0 and via_plugin.stderr == b""
+    assert via_plugin.stdout.decode() == run_cli("render", str(case)).stdout
+    script = shutil.which("modelplane-render", path=os.path.dirname(os.path.realpath(__import__("sys").executable)))
+    if script:
+        import subprocess
+
+        assert subprocess.run([script, "render", str(case)], capture_output=True).stdout == via_plugin.stdout
+
+
+def test_closed_stdout_is_a_failure_with_one_line():  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    big = ROOT / "fixtures" / "valid"
+    process = subprocess.Popen([sys.executable, str(ROOT / "plugin.py"), "render", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert process.stdout is not None
+    process.stdout.read(10)
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert process.returncode == 1
+    assert err.decode() == "modelplane-render: stdout was closed before all of the output was written\n"
