@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable, Union
+from typing import Union
 
 PathPart = Union[str, int]
 FieldPath = tuple[PathPart, ...]

@@ -7,7 +7,8 @@ engine must serve on the default port, which the docs say.
 
 from __future__ import annotations
 
-from typing import Optional, Sequence
+from collections.abc import Sequence
+from typing import Optional
 
 
 def find_flag(args: Sequence[str], *names: str) -> Optional[tuple[int, Optional[str]]]:

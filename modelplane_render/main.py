@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
-from typing import NoReturn, Optional, Sequence
+from collections.abc import Sequence
+from typing import NoReturn, Optional
 
 from . import __version__
 from .errors import EXIT_INVALID, EXIT_USAGE, InputError, RenderFailure, UsageError

@@ -6,7 +6,8 @@ CD applies with pruning deletes live serving workloads, so output is all or noth
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import yaml
 
@@ -56,7 +57,9 @@ def parse_checked(planned: PlannedObject, text: str) -> dict[str, Any]:
     try:
         documents = list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
-        raise RenderFailure(f"template {planned.template} rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}") from None
+        raise RenderFailure(
+            f"template {planned.template} rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}"
+        ) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise RenderFailure(f"template {planned.template} must render exactly one object, rendered {len(documents)}")
     obj: dict[str, Any] = documents[0]

@@ -12,8 +12,9 @@ What a source document becomes:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from . import crd
 from .errors import InputError, SourceError
@@ -35,8 +36,8 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
     """'replica', 'passthrough' or 'skip', or an error saying why the document can't be taken."""
     data = document.data
     if not isinstance(data, dict):
-        kind = "a list" if isinstance(data, list) else "a scalar"
-        return "", document.error((), f"a document must be a Kubernetes object (a mapping with apiVersion and kind), not {kind}")
+        shape = "a list" if isinstance(data, list) else "a scalar"
+        return "", document.error((), f"a document must be a Kubernetes object (a mapping with apiVersion and kind), not {shape}")
     api_version, kind = data.get("apiVersion"), data.get("kind")
     for key, value in (("apiVersion", api_version), ("kind", kind)):
         if value is None:
@@ -51,9 +52,14 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
     group = api_version.split("/")[0] if "/" in api_version else ""
     if group == crd.GROUP:
         if kind != crd.KIND:
-            return "", document.error(("kind",), f"{kind} is not rendered by modelplane-render: only {crd.KIND} ({crd.API_VERSION}) is; Modelplane itself composes other modelplane.ai kinds")
+            return "", document.error(
+                ("kind",),
+                f"{kind} is not rendered by modelplane-render: only {crd.KIND} ({crd.API_VERSION}) is; Modelplane itself composes other modelplane.ai kinds",
+            )
         if api_version != crd.API_VERSION:
-            return "", document.error(("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}")
+            return "", document.error(
+                ("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}"
+            )
         return "replica", None
     if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
         return "", document.error(("metadata", "name"), "required field is missing: every object passed through needs a name")

@@ -13,8 +13,8 @@ from typing import Any, Optional
 from . import constants as c
 from . import names
 from .flags import find_flag, has_flag
-from .options import Options
 from .model import Container, Engine, EngineMember, EnvVar, ModelReplica, PickerContainer
+from .options import Options
 
 # Flags of the picker that follow the pool and the config: a user repeating one is an error.
 PICKER_FLAGS = (
@@ -110,7 +110,9 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
     def add(api: str, kind: str, obj_name: str, template: str, **values: Any) -> None:
         values.setdefault("labels", meta_labels)
         values.setdefault("annotations", meta_annotations)
-        plan.objects.append(PlannedObject(api, kind, obj_name, namespace, template, {"name": obj_name, "namespace": namespace, **values}, source))
+        plan.objects.append(
+            PlannedObject(api, kind, obj_name, namespace, template, {"name": obj_name, "namespace": namespace, **values}, source)
+        )
 
     picker = names.picker_name(name)
     pool = names.pool_name(name)
@@ -159,7 +161,15 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
         picker=picker,
         picker_port=c.PICKER_GRPC_PORT,
     )
-    add("v1", "Service", picker, "service.yaml.j2", selector={c.LABEL_PICKER_APP: picker}, port=c.PICKER_GRPC_PORT, port_name=c.PICKER_GRPC_SERVICE_PORT_NAME)
+    add(
+        "v1",
+        "Service",
+        picker,
+        "service.yaml.j2",
+        selector={c.LABEL_PICKER_APP: picker},
+        port=c.PICKER_GRPC_PORT,
+        port_name=c.PICKER_GRPC_SERVICE_PORT_NAME,
+    )
     add("apps/v1", "Deployment", picker, "deployment.yaml.j2", **_picker_deployment(replica, picker, pool, config_text))
     add("policy/v1", "PodDisruptionBudget", picker, "poddisruptionbudget.yaml.j2", selector={c.LABEL_PICKER_APP: picker})
     if options.gateway:
@@ -257,7 +267,9 @@ def _pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Opt
     }
 
 
-def _container(replica: ModelReplica, engine: Engine, member: EngineMember, container: Container, claim: Optional[str], pd: bool) -> dict[str, Any]:
+def _container(
+    replica: ModelReplica, engine: Engine, member: EngineMember, container: Container, claim: Optional[str], pd: bool
+) -> dict[str, Any]:
     values: dict[str, Any] = {"name": container.name, "image": container.image}
     if container.command is not None:
         values["command"] = list(container.command)
@@ -311,13 +323,22 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
     plugins: list[dict[str, Any]] = [
         {
             "type": "approx-prefix-cache-producer",
-            "parameters": {"autoTune": False, "blockSizeTokens": block_size(engine), "maxPrefixBlocksToMatch": 256, "lruCapacityPerServer": 31250},
+            "parameters": {
+                "autoTune": False,
+                "blockSizeTokens": block_size(engine),
+                "maxPrefixBlocksToMatch": 256,
+                "lruCapacityPerServer": 31250,
+            },
         },
         {"type": "prefix-cache-scorer"},
         {"type": "queue-scorer"},
         {"type": "max-score-picker"},
     ]
-    scorers = [{"pluginRef": "max-score-picker"}, {"pluginRef": "prefix-cache-scorer", "weight": 2}, {"pluginRef": "queue-scorer", "weight": 1}]
+    scorers = [
+        {"pluginRef": "max-score-picker"},
+        {"pluginRef": "prefix-cache-scorer", "weight": 2},
+        {"pluginRef": "queue-scorer", "weight": 1},
+    ]
     if not pd:
         profiles = [{"name": "default", "plugins": scorers}]
     else:

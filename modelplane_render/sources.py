@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 import yaml
 
@@ -149,7 +150,9 @@ def decode(shown: str, raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError([SourceError(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]) from None
+        raise InputError(
+            [SourceError(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]
+        ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
     nul = text.find("\x00")
@@ -167,7 +170,9 @@ def load_documents(shown: str, text: str) -> list[Document]:
     try:
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if index >= MAX_DOCUMENTS_PER_FILE:
-                raise InputError([SourceError(shown, node.start_mark.line + 1, 1, ".", f"more than {MAX_DOCUMENTS_PER_FILE} documents in one file")])
+                raise InputError(
+                    [SourceError(shown, node.start_mark.line + 1, 1, ".", f"more than {MAX_DOCUMENTS_PER_FILE} documents in one file")]
+                )
             if node.tag == _T + "null" and isinstance(node, yaml.ScalarNode):
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it
             positions = Positions()
@@ -242,7 +247,11 @@ def _scalar(node: Any, path: FieldPath) -> Any:
         return _SCALAR.construct_yaml_bool(node)
     if tag == _T + "null":
         return None
-    raise _Fault(node.start_mark, path, f"YAML tag {tag.replace(_T, '!!')} is not allowed: only the core tags (str, int, float, bool, null, map, seq) are")
+    raise _Fault(
+        node.start_mark,
+        path,
+        f"YAML tag {tag.replace(_T, '!!')} is not allowed: only the core tags (str, int, float, bool, null, map, seq) are",
+    )
 
 
 def _key_string(key: Any) -> str:

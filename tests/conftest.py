@@ -49,10 +49,14 @@ def run_cli(*args: str, cwd: Path | None = None) -> Result:
     return Result(code, "".join(captured) + out.getvalue(), err.getvalue())
 
 
-def run_process(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def run_process(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
     """The command as a real process, through plugin.py, as Argo CD and kustomize start it."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, str(ROOT / "plugin.py"), *args], cwd=cwd, env=full_env, capture_output=True, input=stdin, timeout=120)
+    return subprocess.run(
+        [sys.executable, str(ROOT / "plugin.py"), *args], cwd=cwd, env=full_env, capture_output=True, input=stdin, timeout=120
+    )
 
 
 @pytest.fixture

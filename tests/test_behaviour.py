@@ -177,7 +177,9 @@ def test_serving_pods_carry_port_and_probe_and_workers_do_not(case):  # type: ig
 def test_prefill_decode_roles_ports_and_sidecar():  # type: ignore[no-untyped-def]
     case = next(p for p in VALID if p.name == "prefill-decode-kimi-k2")
     objects = rendered(case)
-    pods = {pod["metadata"]["labels"][c.LABEL_LLMD_ROLE]: pod for lws in by_kind(objects, "LeaderWorkerSet") for _, pod in pod_templates(lws)}
+    pods = {
+        pod["metadata"]["labels"][c.LABEL_LLMD_ROLE]: pod for lws in by_kind(objects, "LeaderWorkerSet") for _, pod in pod_templates(lws)
+    }
     assert set(pods) == {"prefill", "decode"}
     decode = pods["decode"]["spec"]["containers"]
     assert [ct["name"] for ct in decode] == ["engine", c.PD_SIDECAR_CONTAINER]

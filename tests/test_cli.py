@@ -41,7 +41,9 @@ def test_gateway_adds_an_httproute():  # type: ignore[no-untyped-def]
 
 def test_errors_of_all_files_come_at_once_and_nothing_is_printed(tmp_path):  # type: ignore[no-untyped-def]
     shutil.copytree(ROOT / "fixtures" / "valid" / "several-copies", tmp_path / "good")
-    (tmp_path / "b.yaml").write_text("apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: b, namespace: x}\nspec: {}\n")
+    (tmp_path / "b.yaml").write_text(
+        "apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: b, namespace: x}\nspec: {}\n"
+    )
     (tmp_path / "a.yaml").write_text("a: [\n")
     result = run_cli("render", ".", cwd=tmp_path)
     assert result.code == 1 and result.stdout == ""
@@ -67,7 +69,9 @@ def test_closed_stdout_is_a_failure_with_one_line():  # type: ignore[no-untyped-
     import sys
 
     big = ROOT / "fixtures" / "valid"
-    process = subprocess.Popen([sys.executable, str(ROOT / "plugin.py"), "render", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        [sys.executable, str(ROOT / "plugin.py"), "render", str(big)], stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert process.stdout is not None
     process.stdout.read(10)
     process.stdout.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
+from .. import writer
 from ..cli_options import add_render_options, options_from_args
 from ..errors import EXIT_OK
-from .. import writer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -14,12 +14,29 @@ from .structural import StructuralValidator
 
 # ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.
 _METADATA_FIELDS = frozenset(
-    {"name", "namespace", "labels", "annotations", "uid", "resourceVersion", "generation", "creationTimestamp",
-     "deletionTimestamp", "deletionGracePeriodSeconds", "finalizers", "ownerReferences", "managedFields", "selfLink", "generateName"}
+    {
+        "name",
+        "namespace",
+        "labels",
+        "annotations",
+        "uid",
+        "resourceVersion",
+        "generation",
+        "creationTimestamp",
+        "deletionTimestamp",
+        "deletionGracePeriodSeconds",
+        "finalizers",
+        "ownerReferences",
+        "managedFields",
+        "selfLink",
+        "generateName",
+    }
 )
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME = re.compile(r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")
+_QUALIFIED_NAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
@@ -36,7 +53,9 @@ def check_metadata(document: Document, errors: list[SourceError]) -> None:
         if key not in _METADATA_FIELDS:
             errors.append(document.error(("metadata", key), f'unknown field "{key}"', at_key=True))
     if "generateName" in meta:
-        errors.append(document.error(("metadata", "generateName"), "not supported: GitOps needs a fixed name; set metadata.name", at_key=True))
+        errors.append(
+            document.error(("metadata", "generateName"), "not supported: GitOps needs a fixed name; set metadata.name", at_key=True)
+        )
     name = meta.get("name")
     if name is None:
         errors.append(document.error(("metadata", "name"), "required field is missing"))
@@ -57,11 +76,22 @@ def check_metadata(document: Document, errors: list[SourceError]) -> None:
         for key, value in entries.items():
             path = ("metadata", field, MapKey(key))
             if len(key.split("/")[0]) > 253 or not _QUALIFIED_NAME.match(key):
-                errors.append(document.error(path, f"{field[:-1]} key must be a qualified name (an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' or '.')", at_key=True))
+                errors.append(
+                    document.error(
+                        path,
+                        f"{field[:-1]} key must be a qualified name (an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' or '.')",
+                        at_key=True,
+                    )
+                )
             if not isinstance(value, str):
                 errors.append(document.error(path, f"must be a string, not {type(value).__name__}: quote the value"))
             elif check_value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
-                errors.append(document.error(path, "must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit"))
+                errors.append(
+                    document.error(
+                        path,
+                        "must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
+                    )
+                )
 
 
 def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[SourceError]]:

@@ -9,7 +9,7 @@ between the CRD and us (see CHECKS_BEYOND_CRD).
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from .. import constants as c
 from .. import names
@@ -40,7 +40,9 @@ _REFERENCE_MESSAGE = "must be a DNS subdomain (lowercase letters, digits, '-' an
 
 def check_replica(replica: ModelReplica, document: Document, namespace: str | None) -> list[SourceError]:
     errors: list[SourceError] = []
-    fail = lambda path, message: errors.append(document.error(path, message))  # noqa: E731
+
+    def fail(path: FieldPath, message: str) -> None:
+        errors.append(document.error(path, message))
 
     meta = replica.metadata
     if not names.DNS_1035.match(meta.name):
@@ -82,7 +84,10 @@ def _check_member(member: EngineMember, mpath: FieldPath, document: Document) ->
         )
     for k, request in enumerate(member.device_requests or []):
         if not names.DNS_1123_LABEL.match(request.name):
-            yield document.error(mpath + ("deviceRequests", k, "name"), "must be a DNS label (lowercase letters, digits and '-'): it names a DRA device request")
+            yield document.error(
+                mpath + ("deviceRequests", k, "name"),
+                "must be a DNS label (lowercase letters, digits and '-'): it names a DRA device request",
+            )
         if not names.DNS_1123_SUBDOMAIN.match(request.device_class_name):
             yield document.error(mpath + ("deviceRequests", k, "deviceClassName"), _REFERENCE_MESSAGE + " (a DeviceClass)")
     spec = member.template.spec
@@ -95,7 +100,9 @@ def _check_member(member: EngineMember, mpath: FieldPath, document: Document) ->
             reserved = {c.ENV_LEADER_ADDRESS, c.ENV_RANK, c.NIXL_HOST_ENV, c.NIXL_PORT_ENV}
             for n, env in enumerate(container.env or []):
                 if env.name in reserved:
-                    yield document.error(cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the engine container; remove it")
+                    yield document.error(
+                        cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the engine container; remove it"
+                    )
 
 
 def _port_owner(container: Container) -> str:
@@ -119,7 +126,11 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceEr
                     )
                     continue
                 serving_ports.setdefault(port, i)
-                engine_path: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1]) if where else ("spec", "engines", i)
+                engine_path: FieldPath = (
+                    ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1])
+                    if where
+                    else ("spec", "engines", i)
+                )
                 if prefill_decode and engine.phase == "Prefill" and port != c.SERVING_PORT:
                     yield document.error(
                         engine_path,
@@ -142,7 +153,9 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceEr
             )
 
 
-def _check_pod_ports(engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document) -> Iterator[SourceError]:
+def _check_pod_ports(
+    engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document
+) -> Iterator[SourceError]:
     by_number: dict[int, str] = {}
     by_name: dict[str, str] = {}
     if member_is_serving(member):
@@ -156,19 +169,21 @@ def _check_pod_ports(engine: Engine, member: EngineMember, mpath: FieldPath, pre
     for k, container in enumerate(member.template.spec.containers):
         cpath = mpath + ("template", "spec", "containers", k)
         if prefill_decode and engine.phase == "Decode" and container.name == c.PD_SIDECAR_CONTAINER and member_is_serving(member):
-            yield document.error(cpath + ("name",), f"{c.PD_SIDECAR_CONTAINER} is the name of the container modelplane-render adds to a decode pod")
-        for p, port in enumerate(container.ports or []):
-            owner = by_number.get(port.container_port)
+            yield document.error(
+                cpath + ("name",), f"{c.PD_SIDECAR_CONTAINER} is the name of the container modelplane-render adds to a decode pod"
+            )
+        for p, declared in enumerate(container.ports or []):
+            owner = by_number.get(declared.container_port)
             if owner:
-                yield document.error(cpath + ("ports", p, "containerPort"), f"port {port.container_port} is already {owner}")
+                yield document.error(cpath + ("ports", p, "containerPort"), f"port {declared.container_port} is already {owner}")
             else:
-                by_number[port.container_port] = f"used by {_port_owner(container)}"
-            if port.name:
-                owner = by_name.get(port.name)
+                by_number[declared.container_port] = f"used by {_port_owner(container)}"
+            if declared.name:
+                owner = by_name.get(declared.name)
                 if owner:
-                    yield document.error(cpath + ("ports", p, "name"), f'port name "{port.name}" is already {owner}')
+                    yield document.error(cpath + ("ports", p, "name"), f'port name "{declared.name}" is already {owner}')
                 else:
-                    by_name[port.name] = f"used by {_port_owner(container)}"
+                    by_name[declared.name] = f"used by {_port_owner(container)}"
 
 
 def _check_picker(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
@@ -180,10 +195,14 @@ def _check_picker(replica: ModelReplica, document: Document) -> Iterator[SourceE
     for n, arg in enumerate(container.args or []):
         for flag in PICKER_FLAGS:
             if arg == flag or arg.startswith(flag + "="):
-                yield document.error(cpath + ("args", n), f"{flag} is set by modelplane-render (it follows the pool and the config); remove it")
+                yield document.error(
+                    cpath + ("args", n), f"{flag} is set by modelplane-render (it follows the pool and the config); remove it"
+                )
     for n, env in enumerate(container.env or []):
         if env.name in PICKER_ENV:
             yield document.error(cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the picker; remove it")
     for k, secret in enumerate(serving.endpoint_picker.template.spec.image_pull_secrets or []):
         if not names.DNS_1123_SUBDOMAIN.match(secret.name):
-            yield document.error(("spec", "serving", "endpointPicker", "template", "spec", "imagePullSecrets", k, "name"), _REFERENCE_MESSAGE + " (a Secret)")
+            yield document.error(
+                ("spec", "serving", "endpointPicker", "template", "spec", "imagePullSecrets", k, "name"), _REFERENCE_MESSAGE + " (a Secret)"
+            )

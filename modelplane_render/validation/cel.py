@@ -10,7 +10,8 @@ Values are as the API server sees them when CEL runs: after defaulting.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import FieldPath, SourceError
 from ..sources import Document

@@ -13,7 +13,8 @@ from __future__ import annotations
 import difflib
 import math
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..errors import FieldPath, MapKey, SourceError
 from ..sources import Document
@@ -153,7 +154,9 @@ class StructuralValidator:
                 result[key] = child_schema["default"]
         count = len(value)
         if "minProperties" in schema and count < schema["minProperties"]:
-            self.fail(path, "must not be empty" if schema["minProperties"] == 1 else f"must have at least {schema['minProperties']} entries")
+            self.fail(
+                path, "must not be empty" if schema["minProperties"] == 1 else f"must have at least {schema['minProperties']} entries"
+            )
         if "maxProperties" in schema and count > schema["maxProperties"]:
             self.fail(path, f"must have at most {schema['maxProperties']} entries (it has {count})")
         # Keep the field order of the source, defaults after.
@@ -186,8 +189,11 @@ class StructuralValidator:
                     continue
                 key = tuple(item.get(k) for k in keys)
                 if key in seen:
-                    shown = ", ".join(f"{k}={_quote(str(v))}" for k, v in zip(keys, key))
-                    self.fail(path + (i, keys[0]), f"duplicate entry {shown}: {path_noun(path)} must have unique {'/'.join(keys)}s (first at [{seen[key]}])")
+                    shown = ", ".join(f"{k}={_quote(str(v))}" for k, v in zip(keys, key, strict=True))
+                    self.fail(
+                        path + (i, keys[0]),
+                        f"duplicate entry {shown}: {path_noun(path)} must have unique {'/'.join(keys)}s (first at [{seen[key]}])",
+                    )
                 else:
                     seen[key] = i
         return result

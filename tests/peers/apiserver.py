@@ -26,8 +26,9 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 __all__ = ["ApiServer", "ApiServerError", "find_peer", "peers_bin_dir", "running_apiserver"]
 
@@ -233,8 +234,9 @@ class ApiServer:
         spec = crd["spec"]
         for version in spec["versions"]:
             if version.get("served", True):
-                self.wait_for_api(f"{spec['group']}/{version['name']}", spec["names"]["kind"],
-                                  timeout=max(1.0, deadline - time.monotonic()))
+                self.wait_for_api(
+                    f"{spec['group']}/{version['name']}", spec["names"]["kind"], timeout=max(1.0, deadline - time.monotonic())
+                )
 
     def dry_run_create(self, obj: dict, namespace: str | None = None) -> tuple[int, Any, list[str]]:
         """POST obj with dryRun=All&fieldValidation=Strict; returns (status, body, warnings)."""
@@ -249,7 +251,9 @@ class ApiServer:
         else:
             cluster["insecure-skip-tls-verify"] = True
         cfg = {
-            "apiVersion": "v1", "kind": "Config", "current-context": "peer",
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": "peer",
             "clusters": [{"name": "peer", "cluster": cluster}],
             "users": [{"name": "admin", "user": {"token": self.token}}],
             "contexts": [{"name": "peer", "context": {"cluster": "peer", "user": "admin"}}],
@@ -295,12 +299,21 @@ def running_apiserver(
         client_port, peer_port, secure_port = _free_ports(3)
         etcd_url, peer_url = f"http://127.0.0.1:{client_port}", f"http://127.0.0.1:{peer_port}"
         etcd_log = workdir / "etcd.log"
-        etcd = _start([
-            str(etcd_bin), "--name=default", f"--data-dir={workdir / 'etcd'}",
-            f"--listen-client-urls={etcd_url}", f"--advertise-client-urls={etcd_url}",
-            f"--listen-peer-urls={peer_url}", f"--initial-advertise-peer-urls={peer_url}",
-            f"--initial-cluster=default={peer_url}", "--unsafe-no-fsync", "--log-level=warn",
-        ], etcd_log)
+        etcd = _start(
+            [
+                str(etcd_bin),
+                "--name=default",
+                f"--data-dir={workdir / 'etcd'}",
+                f"--listen-client-urls={etcd_url}",
+                f"--advertise-client-urls={etcd_url}",
+                f"--listen-peer-urls={peer_url}",
+                f"--initial-advertise-peer-urls={peer_url}",
+                f"--initial-cluster=default={peer_url}",
+                "--unsafe-no-fsync",
+                "--log-level=warn",
+            ],
+            etcd_log,
+        )
 
         def etcd_healthy() -> bool:
             with urllib.request.urlopen(f"{etcd_url}/health", timeout=2) as r:
@@ -314,31 +327,41 @@ def running_apiserver(
         tokens.write_text(f'{ADMIN_TOKEN},admin,admin-uid,"system:masters"\n')
         cert_dir = workdir / "certs"
         apiserver_log = workdir / "kube-apiserver.log"
-        apiserver = _start([
-            str(apiserver_bin),
-            f"--etcd-servers={etcd_url}",
-            "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
-            f"--secure-port={secure_port}", f"--cert-dir={cert_dir}",
-            # No controller-manager runs, so nothing may try to maintain the
-            # kubernetes Service endpoints.
-            "--endpoint-reconciler-type=none",
-            "--service-cluster-ip-range=10.0.0.0/24",
-            f"--token-auth-file={tokens}",
-            f"--authorization-mode={authorization_mode}",
-            f"--service-account-key-file={sa_key}",
-            f"--service-account-signing-key-file={sa_key}",
-            "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-            "--allow-privileged=true",
-            *extra_args,
-        ], apiserver_log)
+        apiserver = _start(
+            [
+                str(apiserver_bin),
+                f"--etcd-servers={etcd_url}",
+                "--bind-address=127.0.0.1",
+                "--advertise-address=127.0.0.1",
+                f"--secure-port={secure_port}",
+                f"--cert-dir={cert_dir}",
+                # No controller-manager runs, so nothing may try to maintain the
+                # kubernetes Service endpoints.
+                "--endpoint-reconciler-type=none",
+                "--service-cluster-ip-range=10.0.0.0/24",
+                f"--token-auth-file={tokens}",
+                f"--authorization-mode={authorization_mode}",
+                f"--service-account-key-file={sa_key}",
+                f"--service-account-signing-key-file={sa_key}",
+                "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+                "--allow-privileged=true",
+                *extra_args,
+            ],
+            apiserver_log,
+        )
 
         # Poll /readyz without verification; --cert-dir makes the apiserver
         # write a self-signed CA + serving cert (apiserver.crt holds both),
         # which the returned client then trusts.
         probe = ApiServer("127.0.0.1", secure_port, ADMIN_TOKEN, None, workdir)
         remaining = startup_timeout - (time.monotonic() - t0)
-        _wait_until(lambda: probe.request("GET", "/readyz", timeout=5)[0] == 200,
-                    apiserver, apiserver_log, "kube-apiserver /readyz", max(remaining, 5.0))
+        _wait_until(
+            lambda: probe.request("GET", "/readyz", timeout=5)[0] == 200,
+            apiserver,
+            apiserver_log,
+            "kube-apiserver /readyz",
+            max(remaining, 5.0),
+        )
         api = ApiServer("127.0.0.1", secure_port, ADMIN_TOKEN, cert_dir / "apiserver.crt", workdir)
         api._write_kubeconfig()
         api.startup_seconds = time.monotonic() - t0
