@@ -10,7 +10,7 @@ from ..errors import MapKey, SourceError
 from ..sources import Document
 from .beyond_crd import check_replica
 from .cel import make_rule_runner
-from .structural import StructuralValidator
+from .structural import StructuralValidator, describe, unknown_field
 
 # ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.
 _METADATA_FIELDS = frozenset(
@@ -51,7 +51,7 @@ def check_metadata(document: Document, errors: list[SourceError]) -> None:
         return
     for key in meta:
         if key not in _METADATA_FIELDS:
-            errors.append(document.error(("metadata", key), f'unknown field "{key}"', at_key=True))
+            errors.append(document.error(("metadata", key), unknown_field(key, sorted(_METADATA_FIELDS)), at_key=True))
     if "generateName" in meta:
         errors.append(
             document.error(("metadata", "generateName"), "not supported: GitOps needs a fixed name; set metadata.name", at_key=True)
@@ -84,7 +84,7 @@ def check_metadata(document: Document, errors: list[SourceError]) -> None:
                     )
                 )
             if not isinstance(value, str):
-                errors.append(document.error(path, f"must be a string, not {type(value).__name__}: quote the value"))
+                errors.append(document.error(path, f"must be a string, not {describe(value)}: quote the value"))
             elif check_value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
                 errors.append(
                     document.error(

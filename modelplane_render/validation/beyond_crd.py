@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from .. import constants as c
 from .. import names
-from ..errors import FieldPath, SourceError
+from ..errors import FieldPath, MapKey, SourceError
 from ..model import Container, Engine, EngineMember, ModelReplica
 from ..plan import PICKER_ENV, PICKER_FLAGS, engine_port_spec, member_is_serving
 from ..sources import Document
@@ -59,7 +59,13 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
         )
     for key in meta.labels:
         if key.startswith(c.RESERVED_LABEL_PREFIX):
-            fail(("metadata", "labels", key), "the modelplane.ai/ label prefix is reserved for labels modelplane-render sets")
+            errors.append(
+                document.error(
+                    ("metadata", "labels", MapKey(key)),
+                    "the modelplane.ai/ label prefix is reserved for labels modelplane-render sets",
+                    at_key=True,
+                )
+            )
 
     spec = replica.spec
     for i, engine in enumerate(spec.engines):
@@ -112,7 +118,7 @@ def _port_owner(container: Container) -> str:
 def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
     """Every pod's ports are unique by number and by name; the serving port agrees with the pool."""
     prefill_decode = replica.spec.serving is not None and replica.spec.serving.mode == "PrefillDecode"
-    serving_ports: dict[int, int] = {}
+    serving_ports: dict[int, tuple[int, FieldPath]] = {}
     for i, engine in enumerate(replica.spec.engines):
         for j, member in enumerate(engine.members):
             yield from _check_pod_ports(engine, member, ("spec", "engines", i, "members", j), prefill_decode, document)
@@ -125,12 +131,12 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceEr
                         "--port must be a port number from 1 to 65535",
                     )
                     continue
-                serving_ports.setdefault(port, i)
                 engine_path: FieldPath = (
                     ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1])
                     if where
                     else ("spec", "engines", i)
                 )
+                serving_ports.setdefault(port, (i, engine_path))
                 if prefill_decode and engine.phase == "Prefill" and port != c.SERVING_PORT:
                     yield document.error(
                         engine_path,
@@ -144,11 +150,11 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceEr
                         f"owns it (leave --port out to serve on {c.DECODE_PORT})",
                     )
     if not prefill_decode and len(serving_ports) > 1:
-        first, *others = sorted(serving_ports.items(), key=lambda item: item[1])
-        for port, i in others:
+        (first_port, (first, _)), *others = sorted(serving_ports.items(), key=lambda item: item[1][0])
+        for port, (_, where_set) in others:
             yield document.error(
-                ("spec", "engines", i),
-                f"serves on port {port} but engine {replica.spec.engines[first[1]].name} serves on {first[0]}: "
+                where_set,
+                f"serves on port {port} but engine {replica.spec.engines[first].name} serves on {first_port}: "
                 "the InferencePool targets one port, so every engine of a Unified replica must serve on the same one",
             )
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Union
 
-from ..errors import FieldPath, SourceError
+from ..errors import FieldPath, MapKey, SourceError
 from ..sources import Document
 
-Predicate = Callable[[Any], bool]
+# A predicate answers True (the rule holds), False (it fails: report at the rule's node and
+# fieldPath), or a path below fieldPath naming the entry that breaks it, reported at its key.
+Verdict = Union[bool, tuple[Any, ...]]
+Predicate = Callable[[Any], Verdict]
 
 _LABEL_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
@@ -45,6 +48,14 @@ def _engine_shape(engine: dict[str, Any]) -> bool:
 
 def _one_of(value: dict[str, Any], *keys: str) -> bool:
     return sum(1 for k in keys if k in value) == 1
+
+
+def _every_key(entries: dict[str, Any], holds: Callable[[str], Any]) -> Verdict:
+    """True, or the first key of a map (labels, limits) for which the rule does not hold."""
+    for key in entries:
+        if not holds(key):
+            return (MapKey(key),)
+    return True
 
 
 PREDICATES: dict[str, Predicate] = {
@@ -79,34 +90,34 @@ PREDICATES: dict[str, Predicate] = {
         ("self.role != 'Worker' || has(self.worker)", lambda m: m["role"] != "Worker" or "worker" in m),
         (
             "!has(self.labels) || self.labels.all(k, !k.startsWith('modelplane.ai/'))",
-            lambda md: all(not k.startswith("modelplane.ai/") for k in md.get("labels", {})),
+            lambda md: _every_key(md.get("labels", {}), lambda k: not k.startswith("modelplane.ai/")),
         ),
         (
             "!has(self.labels) || self.labels.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: all(_LABEL_KEY.search(k) for k in md.get("labels", {})),
+            lambda md: _every_key(md.get("labels", {}), _LABEL_KEY.search),
         ),
         (
             "!has(self.labels) || self.labels.all(k, k.split('/')[0].size() <= 253)",
-            lambda md: all(len(k.split("/")[0]) <= 253 for k in md.get("labels", {})),
+            lambda md: _every_key(md.get("labels", {}), lambda k: len(k.split("/")[0]) <= 253),
         ),
         (
             "!has(self.labels) || self.labels.all(k, self.labels[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",
-            lambda md: all(_LABEL_VALUE.search(v) for v in md.get("labels", {}).values()),
+            lambda md: _every_key(md.get("labels", {}), lambda k: _LABEL_VALUE.search(md["labels"][k])),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: all(_LABEL_KEY.search(k) for k in md.get("annotations", {})),
+            lambda md: _every_key(md.get("annotations", {}), _LABEL_KEY.search),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.split('/')[0].size() <= 253)",
-            lambda md: all(len(k.split("/")[0]) <= 253 for k in md.get("annotations", {})),
+            lambda md: _every_key(md.get("annotations", {}), lambda k: len(k.split("/")[0]) <= 253),
         ),
         ("self.exists_one(c, c.name == 'engine')", lambda cs: sum(1 for c in cs if c["name"] == "engine") == 1),
         (
             "self.all(c, c.name != 'engine' || !has(c.readinessProbe))",
-            lambda cs: all(c["name"] != "engine" or "readinessProbe" not in c for c in cs),
+            lambda cs: next(((i, "readinessProbe") for i, c in enumerate(cs) if c["name"] == "engine" and "readinessProbe" in c), True),
         ),
         (
             "[has(self.httpGet), has(self.tcpSocket), has(self.grpc)].filter(x, x).size() == 1",
@@ -119,11 +130,11 @@ PREDICATES: dict[str, Predicate] = {
         ),
         (
             "!has(self.limits) || self.limits.all(k, !k.endsWith('/gpu'))",
-            lambda r: all(not k.endswith("/gpu") for k in r.get("limits", {})),
+            lambda r: _every_key(r.get("limits", {}), lambda k: not k.endswith("/gpu")),
         ),
         (
             "!has(self.requests) || self.requests.all(k, !k.endsWith('/gpu'))",
-            lambda r: all(not k.endswith("/gpu") for k in r.get("requests", {})),
+            lambda r: _every_key(r.get("requests", {}), lambda k: not k.endswith("/gpu")),
         ),
     ]
 }
@@ -142,7 +153,13 @@ def make_rule_runner(document: Document) -> Callable[[FieldPath, Any, dict[str, 
             predicate = PREDICATES.get(normalise(rule["rule"]))
             if predicate is None:
                 raise LookupError(f"the CRD has a rule this version can't evaluate: {rule['rule']}")
-            if not predicate(value):
-                errors.append(document.error(field_path(path, rule.get("fieldPath")), rule["message"]))
+            verdict = predicate(value)
+            if verdict is True:
+                continue
+            where = field_path(path, rule.get("fieldPath"))
+            if isinstance(verdict, tuple):
+                errors.append(document.error(where + verdict, rule["message"], at_key=isinstance(verdict[-1], MapKey)))
+            else:
+                errors.append(document.error(where, rule["message"]))
 
     return run

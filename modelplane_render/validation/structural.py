@@ -135,7 +135,8 @@ class StructuralValidator:
         if path == ("metadata",):
             return value  # ObjectMeta: the API server's own rules, checked by check_metadata
         # Nulls in non-nullable fields are dropped before defaulting, as the API server does.
-        value = {k: v for k, v in value.items() if v is not None or schema.get("nullable")}
+        nulls = {k for k, v in value.items() if v is None and not schema.get("nullable")}
+        value = {k: v for k, v in value.items() if k not in nulls}
         result: dict[str, Any] = {}
         for key, child in value.items():
             if key in properties:
@@ -145,9 +146,11 @@ class StructuralValidator:
             elif preserve:
                 result[key] = self._check_free(child, path + (MapKey(key),))
             else:
-                self.fail(path + (key,), _unknown_field(key, properties), at_key=True)
+                self.fail(path + (key,), unknown_field(key, properties), at_key=True)
         for key in schema.get("required", []):
-            if key not in value:
+            if key in nulls:
+                self.fail(path + (key,), "must have a value (it is empty)")
+            elif key not in value:
                 self.fail(path + (key,), "required field is missing")
         for key, child_schema in properties.items():
             if key not in result and "default" in child_schema:
@@ -215,9 +218,9 @@ class StructuralValidator:
 
     def _check_number(self, value: float, schema: dict[str, Any], path: FieldPath) -> None:
         if "minimum" in schema and value < schema["minimum"]:
-            self.fail(path, f"must be at least {schema['minimum']}")
+            self.fail(path, f"must be at least {schema['minimum']} (it is {value})")
         if "maximum" in schema and value > schema["maximum"]:
-            self.fail(path, f"must be at most {schema['maximum']}")
+            self.fail(path, f"must be at most {schema['maximum']} (it is {value})")
 
 
 def path_noun(path: FieldPath) -> str:
@@ -225,8 +228,8 @@ def path_noun(path: FieldPath) -> str:
     return str(last)
 
 
-def _unknown_field(key: str, properties: dict[str, Any]) -> str:
-    close = difflib.get_close_matches(key, list(properties), n=1, cutoff=0.75)
+def unknown_field(key: str, known: Any) -> str:
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
     return f'unknown field "{key}"{hint}'
 
