@@ -7,7 +7,7 @@ default here is compared with the CRD by tests/test_model.py, so the two can't d
 
 from __future__ import annotations
 
-from typing import Any, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -38,6 +38,9 @@ class FieldRef(_Strict):
 
 
 class EnvVarSource(_Strict):
+    """Exactly one source: the CRD says so with minProperties/maxProperties 1."""
+
+    properties_bounds: ClassVar[tuple[int, int]] = (1, 1)
     secret_key_ref: Optional[SecretKeyRef] = Field(None, alias="secretKeyRef")
     config_map_key_ref: Optional[ConfigMapKeyRef] = Field(None, alias="configMapKeyRef")
     field_ref: Optional[FieldRef] = Field(None, alias="fieldRef")

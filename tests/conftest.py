@@ -14,6 +14,8 @@ import pytest
 
 from snapshot_yaml import YamlSnapshotExtension
 
+sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
+
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 VALID = sorted(p for p in (FIXTURES / "valid").iterdir() if p.is_dir())

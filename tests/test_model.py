@@ -66,9 +66,14 @@ def compare(model: type[BaseModel], schema: dict[str, Any], path: str, problems:
             problems.append(f"{where}: required={field.is_required()} but CRD required={key in required}")
         if "default" in child and field.default != child["default"]:
             problems.append(f"{where}: default {field.default!r} != CRD {child['default']!r}")
-        if _bounds(field) != _schema_bounds(child):
-            problems.append(f"{where}: bounds {_bounds(field)} != CRD {_schema_bounds(child)}")
+        child_bounds = _schema_bounds(child)
         annotation = _unwrap(field.annotation)
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel) and "minProperties" in child:
+            if getattr(annotation, "properties_bounds", None) != (child["minProperties"], child["maxProperties"]):
+                problems.append(f"{where}: properties bounds {getattr(annotation, 'properties_bounds', None)} != CRD")
+            child_bounds = {k: v for k, v in child_bounds.items() if k not in ("min", "max")}
+        if _bounds(field) != child_bounds:
+            problems.append(f"{where}: bounds {_bounds(field)} != CRD {child_bounds}")
         if "enum" in child:
             if typing.get_origin(annotation) is not typing.Literal or list(typing.get_args(annotation)) != child["enum"]:
                 problems.append(f"{where}: {annotation} is not Literal{child['enum']}")

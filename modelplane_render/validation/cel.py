@@ -24,6 +24,9 @@ Predicate = Callable[[Any], Verdict]
 _LABEL_KEY = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
 )
+# Extended resources of GPU device plugins; GPUs bind only through DRA here.
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
+_GPU_LIST = "[" + ", ".join(f"'{g}'" for g in GPU_RESOURCES) + "]"
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
@@ -125,16 +128,12 @@ PREDICATES: dict[str, Predicate] = {
         ),
         ("!has(self.value) || !has(self.valueFrom)", lambda e: not ("value" in e and "valueFrom" in e)),
         (
-            "[has(self.secretKeyRef), has(self.configMapKeyRef), has(self.fieldRef)].filter(x, x).size() == 1",
-            lambda v: _one_of(v, "secretKeyRef", "configMapKeyRef", "fieldRef"),
+            "!has(self.limits) || " + _GPU_LIST + ".all(g, !(g in self.limits))",
+            lambda r: _every_key(r.get("limits", {}), lambda k: k not in GPU_RESOURCES),
         ),
         (
-            "!has(self.limits) || self.limits.all(k, !k.endsWith('/gpu'))",
-            lambda r: _every_key(r.get("limits", {}), lambda k: not k.endswith("/gpu")),
-        ),
-        (
-            "!has(self.requests) || self.requests.all(k, !k.endsWith('/gpu'))",
-            lambda r: _every_key(r.get("requests", {}), lambda k: not k.endswith("/gpu")),
+            "!has(self.requests) || " + _GPU_LIST + ".all(g, !(g in self.requests))",
+            lambda r: _every_key(r.get("requests", {}), lambda k: k not in GPU_RESOURCES),
         ),
     ]
 }

@@ -23,7 +23,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
@@ -225,7 +224,7 @@ class ApiServer:
         deadline = time.monotonic() + timeout
         while True:
             crd = self._check("GET", f"{base}/{name}", ok=(200,))
-            conds = {c["type"]: c["status"] for c in crd.get("status", {}).get("conditions", [])}
+            conds = {c["type"]: c["status"] for c in (crd.get("status") or {}).get("conditions") or []}
             if conds.get("Established") == "True":
                 break
             if time.monotonic() > deadline:
