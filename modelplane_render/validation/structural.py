@@ -156,6 +156,10 @@ class StructuralValidator:
             if key not in result and "default" in child_schema:
                 result[key] = child_schema["default"]
         count = len(value)
+        if properties and schema.get("maxProperties") == 1 and schema.get("minProperties") == 1 and count != 1:
+            names = list(properties)
+            self.fail(path, f"must set exactly one of {', '.join(names[:-1])} or {names[-1]} (it sets {count})")
+            return result
         if "minProperties" in schema and count < schema["minProperties"]:
             self.fail(
                 path, "must not be empty" if schema["minProperties"] == 1 else f"must have at least {schema['minProperties']} entries"
