@@ -7,15 +7,18 @@ default here is compared with the CRD by tests/test_model.py, so the two can't d
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Literal, Optional, Union
+from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, get_args, get_origin
 
 from pydantic import BaseModel, ConfigDict, Field
 
 
 class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
+    # defer_build: building pydantic's validators for ~30 classes costs more than a whole render, and
+    # the data reaching these models has already been judged by the CRD (see from_validated).
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True)
 
 
+_M = TypeVar("_M", bound=BaseModel)
 Quantity = Union[int, str]
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -196,7 +199,7 @@ class ModelReplicaSpec(_Strict):
 class ObjectMeta(BaseModel):
     """The part of a replica's metadata the renderer reads (the API server judges the rest)."""
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     name: str
     namespace: Optional[str] = None
     labels: dict[str, str] = Field(default_factory=dict)
@@ -204,6 +207,60 @@ class ObjectMeta(BaseModel):
 
 
 class ModelReplica(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, defer_build=True)
     metadata: ObjectMeta
     spec: ModelReplicaSpec
+
+
+def from_validated(model: type[_M], data: dict[str, Any]) -> _M:
+    """The typed view of data the CRD has already judged, built without pydantic's validators.
+
+    `model_validate` would check it all again, at the cost of building every validator on each
+    run; tests/test_model.py runs `model_validate` on every valid fixture to prove both agree.
+    """
+    values: dict[str, Any] = {}
+    for name, field in model.model_fields.items():
+        key = field.alias or name
+        if key in data:
+            values[name] = _typed(field.annotation, data[key])
+    return model.model_construct(**values)
+
+
+def _typed(annotation: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    origin = get_origin(annotation)
+    if origin is Union:
+        models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+        lists = [a for a in get_args(annotation) if get_origin(a) is list]
+        if models and isinstance(value, dict):
+            return from_validated(models[0], value)
+        if lists and isinstance(value, list):
+            return _typed(lists[0], value)
+        return value
+    if origin is list:
+        (item,) = get_args(annotation)
+        return [_typed(item, v) for v in value]
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return from_validated(annotation, value)
+    return value
+
+
+def to_plain(model: BaseModel) -> dict[str, Any]:
+    """A model back to the API's own field names, leaving out what was not set (as model_dump would)."""
+    out: dict[str, Any] = {}
+    for name, field in type(model).model_fields.items():
+        value = getattr(model, name)
+        if value is not None:
+            out[field.alias or name] = _plain(value)
+    return out
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return to_plain(value)
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    return value

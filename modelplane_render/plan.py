@@ -13,7 +13,7 @@ from typing import Any, Optional
 from . import constants as c
 from . import names
 from .flags import find_flag, has_flag
-from .model import Container, Engine, EngineMember, EnvVar, ModelReplica, PickerContainer
+from .model import Container, Engine, EngineMember, EnvVar, ModelReplica, PickerContainer, to_plain
 from .options import Options
 
 # Flags of the picker that follow the pool and the config: a user repeating one is an error.
@@ -211,7 +211,7 @@ def _device_requests(member: EngineMember) -> list[dict[str, Any]]:
 
 
 def _env(entries: Optional[list[EnvVar]]) -> list[dict[str, Any]]:
-    return [e.model_dump(by_alias=True, exclude_none=True) for e in entries or []]
+    return [to_plain(e) for e in entries or []]
 
 
 def _probe(port: int) -> dict[str, Any]:
@@ -274,11 +274,11 @@ def _container(
     if container.command is not None:
         values["command"] = list(container.command)
     args = list(container.args or [])
-    ports = [p.model_dump(by_alias=True, exclude_none=True) | {"protocol": "TCP"} for p in container.ports or []]
+    ports = [to_plain(p) | {"protocol": "TCP"} for p in container.ports or []]
     env = _env(container.env)
-    resources = container.resources.model_dump(by_alias=True, exclude_none=True) if container.resources else {}
+    resources = to_plain(container.resources) if container.resources else {}
     mounts: list[dict[str, Any]] = []
-    probe = container.readiness_probe.model_dump(by_alias=True, exclude_none=True) if container.readiness_probe else None
+    probe = to_plain(container.readiness_probe) if container.readiness_probe else None
     if container.name == c.ENGINE_CONTAINER:
         ours: list[dict[str, Any]] = []
         if member.role in ("Leader", "Worker"):
@@ -392,7 +392,7 @@ def _picker_deployment(replica: ModelReplica, picker: str, pool: str, config_tex
         "image": user.image if user else c.PICKER_IMAGE,
         "args": args,
         "env": env,
-        "resources": user.resources.model_dump(by_alias=True, exclude_none=True) if user and user.resources else {},
+        "resources": to_plain(user.resources) if user and user.resources else {},
     }
     if user and user.command is not None:
         container["command"] = list(user.command)

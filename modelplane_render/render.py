@@ -33,12 +33,31 @@ def templates_dir() -> str:
     return packaged if os.path.isdir(packaged) else os.path.join(os.path.dirname(here), "templates")
 
 
+def _bytecode_cache() -> Any:
+    """Compiled templates kept between runs (Jinja checks each against its source), if a cache dir is writable.
+
+    Compiling the templates costs more than rendering them; Argo CD starts a new process per app.
+    """
+    import jinja2
+
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    directory = os.path.join(base, "modelplane-render", f"jinja-{jinja2.__version__}")
+    try:
+        os.makedirs(directory, exist_ok=True)
+        if not os.access(directory, os.W_OK):
+            return None
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(directory)
+
+
 @functools.cache
 def environment() -> Any:
     import jinja2
 
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
+        bytecode_cache=_bytecode_cache(),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,

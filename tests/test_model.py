@@ -124,3 +124,24 @@ def test_the_crd_is_a_plain_crd(field):  # type: ignore[no-untyped-def]
     document = crd.crd()
     assert document["apiVersion"] == "apiextensions.k8s.io/v1"
     assert field in crd.openapi_schema()["properties"]["spec"]["properties"]
+
+
+def test_the_typed_view_equals_what_pydantic_validation_builds():  # type: ignore[no-untyped-def]
+    """from_validated skips pydantic's validators for speed; on every valid fixture it must agree with them."""
+    from conftest import VALID
+    from modelplane_render.model import ModelReplica, from_validated
+    from modelplane_render.sources import iter_documents
+    from modelplane_render.validation.cel import make_rule_runner
+    from modelplane_render.validation.structural import StructuralValidator
+
+    compared = 0
+    for document in iter_documents([str(p) for p in VALID]):
+        if not hasattr(document, "data") or document.data.get("kind") != "ModelReplica":
+            continue
+        errors: list = []
+        data = StructuralValidator(document, errors, make_rule_runner(document)).check(document.data, crd.openapi_schema(), ())
+        assert errors == []
+        source = {"metadata": data["metadata"], "spec": data["spec"]}
+        assert from_validated(ModelReplica, source) == ModelReplica.model_validate(source, by_alias=True)
+        compared += 1
+    assert compared >= 15

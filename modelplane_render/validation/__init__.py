@@ -102,8 +102,8 @@ def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optiona
     data = validator.check(document.data, crd.openapi_schema(), ())
     if errors:
         return None, errors
-    from ..model import ModelReplica
+    from ..model import ModelReplica, from_validated
 
-    replica = ModelReplica.model_validate({"metadata": data["metadata"], "spec": data["spec"]}, by_alias=True)
+    replica = from_validated(ModelReplica, {"metadata": data["metadata"], "spec": data["spec"]})
     errors = check_replica(replica, document, namespace)
     return (None, errors) if errors else (replica, [])
