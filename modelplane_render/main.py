@@ -15,6 +15,7 @@ PROG = "modelplane-render"
 COMMANDS = {
     "render": "render the sources' objects to stdout",
     "validate": "check the sources, print nothing on success",
+    "diff": "compare the rendered objects at two git revisions (exit 3 when they differ)",
 }
 
 

@@ -1,0 +1,89 @@
+"""`diff BASE [HEAD] [-- PATH ...]`: what a change does to the rendered objects, for review.
+
+Revisions first, then the paths after `--`, as git takes them. Exit 0 when the rendered output is
+the same at both revisions, 3 when it differs (CI can tell a change from a failure), 1 on invalid
+input at either revision (and no diff), 2 on a usage error. Imports stay inside `run`: `main`
+imports every command module to build its parser, and `render` must not pay for git or difflib.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import NoReturn
+
+from ..cli_options import add_render_options, parse_gateway, parse_namespace
+from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
+
+USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
+FORMATS = ("text", "markdown")
+COLOURS = ("auto", "always", "never")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{message} (see modelplane-render diff --help)")
+
+
+def _add_options(parser: argparse.ArgumentParser) -> None:
+    add_render_options(parser)
+    parser.add_argument("--format", choices=FORMATS, default=None, help="text (default) or markdown, for a pull-request comment")
+    parser.add_argument(
+        "--color", "--colour", dest="color", choices=COLOURS, default=None, help="colour the text diff (default: auto, on a terminal)"
+    )
+    parser.add_argument("-U", "--unified", type=int, default=None, metavar="N", help="lines of context around each change (default: 3)")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage = USAGE
+    parser.description = (
+        "Render PATH (default: .) at two git revisions and compare the objects: a summary of added, removed and changed objects, "
+        "then a unified YAML diff per object. HEAD defaults to the work tree. Revisions are read from git's objects; the checkout "
+        "and the index are never touched. Exit codes: 0 same output, 3 different output, 1 invalid input, 2 usage error."
+    )
+    _add_options(parser)
+    # Everything from the first revision on, `--` included: argparse would drop the `--` that separates revisions from paths.
+    parser.add_argument("words", nargs=argparse.REMAINDER, metavar="BASE [HEAD] [-- PATH ...]", help=argparse.SUPPRESS)
+
+
+def _split(args: argparse.Namespace) -> argparse.Namespace:
+    """Options given after the first revision, the revisions, and the paths after `--`."""
+    words: list[str] = list(args.words)
+    before, paths = (words[: words.index("--")], words[words.index("--") + 1 :]) if "--" in words else (words, [])
+    inner = _Parser(prog="modelplane-render diff", usage=USAGE, add_help=False)
+    _add_options(inner)
+    inner.add_argument("revisions", nargs="*")
+    late = inner.parse_intermixed_args(before)
+    for name in ("namespace", "gateway", "format", "color", "unified"):
+        if getattr(late, name) is None:
+            setattr(late, name, getattr(args, name))
+    if not late.revisions:
+        raise UsageError("a BASE revision is required (see modelplane-render diff --help)")
+    if len(late.revisions) > 2:
+        raise UsageError(f"at most two revisions, got {len(late.revisions)}: put paths after -- (see modelplane-render diff --help)")
+    late.paths = paths or ["."]
+    return late
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+    import sys
+
+    from .. import writer
+    from ..diff import compare, format_markdown, format_text, render_both
+    from ..options import Options
+
+    args = _split(args)
+    options = Options(namespace=parse_namespace(args.namespace), gateway=parse_gateway(args.gateway))
+    context = 3 if args.unified is None else args.unified
+    if context < 0:
+        raise UsageError("--unified must be 0 or more")
+    base, head = args.revisions[0], (args.revisions[1] if len(args.revisions) == 2 else None)
+    comparison = compare(*render_both(base, head, args.paths, options), context=context)
+    if args.format == "markdown":
+        text = format_markdown(comparison)
+    else:
+        colour = args.color or "auto"
+        on_terminal = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+        text = format_text(comparison, colour=colour == "always" or (colour == "auto" and on_terminal))
+    writer.write_stdout(text)
+    return EXIT_DIFFERS if comparison.changes else EXIT_OK
