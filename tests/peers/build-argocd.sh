@@ -141,7 +141,7 @@ ldflags+=" -X $ARGOCD_MODULE/common.gitTag=$ARGOCD_VERSION"
 
 # --- 3. argocd (multi-call binary) --------------------------------------------
 if [[ ! -x "$ARGOCD_BIN" ]]; then
-    log "building argocd $ARGOCD_VERSION (cold: >10 min on 2 cores) ..."
+    log "building argocd $ARGOCD_VERSION (cold: ~15-20 min on 2 cores, ~15 s warm) ..."
     t=$SECONDS
     (cd "$SRC" && CGO_ENABLED=0 go build -ldflags "$ldflags" -o "$ARGOCD_BIN.partial" "$ARGOCD_MODULE/cmd")
     mv -f "$ARGOCD_BIN.partial" "$ARGOCD_BIN"

@@ -28,7 +28,7 @@ command -v go >/dev/null 2>&1 || { echo "build-kustomize.sh: go is not on PATH" 
 tmp="$(mktemp -d "$BIN/.kustomize-build.XXXXXX")"
 trap 'rm -rf "$tmp"' EXIT
 
-echo "building kustomize $KUSTOMIZE_VERSION (go install; ~1 min cold)..." >&2
+echo "building kustomize $KUSTOMIZE_VERSION (go install; ~2 min cold incl. module downloads, ~5 s warm)..." >&2
 start=$SECONDS
 # GOFLAGS from the environment could carry -mod=vendor etc.; keep only what
 # is safe for a module-mode install outside any module.
