@@ -463,14 +463,27 @@ def _notes(base: Side, head: Side, changes: list[Change]) -> list[str]:
         else:
             notes.append(f"ModelReplica {namespace}/{name} is removed: Argo CD (with pruning) will delete its objects and its live pods")
     kept = {(ns, names.label_value(name)) for ns, name in head.replicas if (ns, name) in base.replicas}
-    for change in changes:
-        if change.status != "removed" or change.key[1] not in WORKLOAD_KINDS:
+
+    def replica_of(side: Side, key: Key) -> tuple[str, str]:
+        labels = (side.objects[key].get("metadata") or {}).get("labels") or {}
+        return key[2], str(labels.get(constants.LABEL_REPLICA, ""))
+
+    workloads = [c for c in changes if c.key[1] in WORKLOAD_KINDS and c.status != "changed"]
+    for change in workloads:
+        if change.status != "removed" or replica_of(base, change.key) not in kept:
             continue
-        labels = (base.objects[change.key].get("metadata") or {}).get("labels") or {}
-        if (change.key[2], str(labels.get(constants.LABEL_REPLICA, ""))) in kept:
+        successors = [
+            c.title
+            for c in workloads
+            if c.status == "added" and c.key[1] == change.key[1] and replica_of(head, c.key) == replica_of(base, change.key)
+        ]
+        if successors:
             notes.append(
-                f"{change.title} is removed: its live pods will be deleted, and pods of a new name start from scratch (not a rolling update)"
+                f"{change.title} is replaced by {' and '.join(successors)}: its live pods are deleted and the new ones start "
+                "from scratch on free GPUs (a new name is not a rolling update)"
             )
+        else:
+            notes.append(f"{change.title} is removed: Argo CD (with pruning) will delete its live pods")
     return notes
 
 
@@ -481,6 +494,7 @@ NO_CHANGE = "no change to the rendered output"
 # GitHub refuses a comment longer than 65,536 characters; keep room for what a workflow adds.
 MARKDOWN_LIMIT = 60_000
 MARKDOWN_MARKER = "<!-- modelplane-render diff -->"
+_FOOTER_ROOM = 300
 
 _RESET, _BOLD, _RED, _GREEN, _YELLOW, _CYAN = "\033[0m", "\033[1m", "\033[31m", "\033[32m", "\033[33m", "\033[36m"
 _STATUS_COLOUR = {"added": _GREEN, "removed": _RED, "changed": _YELLOW}
@@ -560,8 +574,14 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT) -> s
         return "".join(head)
     head.append(f"`{c.base}` → `{c.head}`: **{_summary(c)}**\n\n")
     head.append("| change | object | source | lines |\n| --- | --- | --- | --- |\n")
-    for change in c.changes:
-        head.append(f"| {change.status} | {_cell(change.title)} | {_cell(change.file)} | {_counts(change)} |\n")
+    # The table may take half of the comment; the diffs fill what is left, the footer has its room.
+    budget = limit - _FOOTER_ROOM
+    rows = [f"| {change.status} | {_cell(change.title)} | {_cell(change.file)} | {_counts(change)} |\n" for change in c.changes]
+    for index, row in enumerate(rows):
+        if sum(map(len, head)) + len(row) > budget // 2:
+            head.append(f"| … | {len(rows) - index} more objects | | |\n")
+            break
+        head.append(row)
     if c.notes:
         head.append("\n> [!WARNING]\n")
         head.append("> \n".join(f"> {html.escape(note, quote=False)}\n" for note in c.notes))
@@ -576,14 +596,12 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT) -> s
         counts = ", ".join(f"{n} {s}" for s in ("added", "removed", "changed") if (n := sum(1 for x in changes if x.status == s)))
         opening = f"\n<details>\n<summary>{html.escape(file)} ({counts})</summary>\n\n"
         closing = "</details>\n"
-        blocks = []
+        shown: list[str] = []
         for change in changes:
             body = "".join(change.hunks)  # the heading says which object and whether it is added or removed
             fence = _fence(body)
-            blocks.append(f"#### {change.title} ({change.status})\n\n{fence}diff\n{body}{fence}\n\n")
-        shown: list[str] = []
-        for block in blocks:
-            if size + len(opening) + len(closing) + sum(map(len, shown)) + len(block) > limit:
+            block = f"#### {change.title} ({change.status})\n\n{fence}diff\n{body}{fence}\n\n"
+            if size + len(opening) + len(closing) + sum(map(len, shown)) + len(block) > budget:
                 omitted += 1
             else:
                 shown.append(block)
@@ -592,8 +610,8 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT) -> s
             out.append(section)
             size += len(section)
     if omitted:
-        command = f"modelplane-render diff {c.base}" + ("" if c.head == WORK_TREE else f" {c.head}")
         out.append(
-            f"\n_{omitted} more object diffs are not shown (a comment holds at most {limit} characters): run `{command}` to see them all._\n"
+            f"\n_{omitted} more object diffs are not shown (a comment holds at most {limit} characters): "
+            "run the same `modelplane-render diff` without `--format markdown` to see them all._\n"
         )
     return "".join(out)

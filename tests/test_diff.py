@@ -263,6 +263,26 @@ def test_a_renamed_replica_is_removed_and_added_with_a_note_on_live_pods(history
     assert result.stdout == expected
 
 
+def test_a_renamed_engine_notes_that_its_pods_are_replaced(clone):  # type: ignore[no-untyped-def]
+    git(clone, "checkout", "-q", "reformat")
+    qwen = clone / "replicas" / "qwen" / "replica.yaml"
+    qwen.write_text(qwen.read_text().replace("- name: qwen3-8b\n", "- name: qwen3-8b-v2\n"))
+    result = run_cli("diff", "reformat", "--", "replicas/qwen", cwd=clone)
+    assert result.code == 3
+    assert re.findall(r"^  (added|removed|changed) +(\S+ \S+) ", result.stdout, re.M) == [
+        ("removed", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-4be88"),
+        ("added", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-standalone-devices-44d12"),
+        ("removed", "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010"),
+        ("added", "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-78d89"),
+    ]
+    notes = [line for line in result.stdout.splitlines() if line.startswith("note: ")]
+    assert notes == [
+        "note: LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010 is replaced by LeaderWorkerSet "
+        "ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-78d89: its live pods are deleted and the new ones start from scratch on free GPUs "
+        "(a new name is not a rolling update)"
+    ]
+
+
 def test_moving_and_reformatting_a_source_is_no_change(history):  # type: ignore[no-untyped-def]
     assert git(history, "diff", "--stat", "rename", "reformat").count("replicas/qwen") == 2  # the sources did change
     result = run_cli("diff", "rename", "reformat", cwd=history)
@@ -479,15 +499,18 @@ def test_markdown_stays_within_a_comment_and_says_what_it_left_out(history, monk
 
     monkeypatch.chdir(history)
     comparison = compare(*render_both("image", "rename", ["."], Options()))
-    text = format_markdown(comparison, limit=6000)
-    assert len(text) < 6000 + 200
+    text = format_markdown(comparison, limit=8000)
+    assert len(text) <= 8000
+    assert text.count("| removed | ") + text.count("| added | ") == 20  # the whole table fits in half
     shown = text.count("```diff\n")
     assert 0 < shown < 20
-    assert (
-        f"_{20 - shown} more object diffs are not shown (a comment holds at most 6000 characters): run `modelplane-render diff image rename` to see them all._\n"
-        in text
+    assert text.endswith(
+        f"_{20 - shown} more object diffs are not shown (a comment holds at most 8000 characters): "
+        "run the same `modelplane-render diff` without `--format markdown` to see them all._\n"
     )
     assert text.count("<details>") == text.count("</details>")
+    small = format_markdown(comparison, limit=3000)
+    assert len(small) <= 3000 and "| … | " in small and " more objects | | |\n" in small
 
 
 def test_a_fence_in_an_object_cannot_close_the_diff_block(clone):  # type: ignore[no-untyped-def]
