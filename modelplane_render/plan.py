@@ -181,7 +181,9 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
             "httproute.yaml.j2",
             gateway_namespace=gateway_namespace,
             gateway_name=gateway_name,
-            path_prefix=f"/{namespace}/{name}/",
+            # No namespace in the path: a string kustomize's namespace overlay could not rewrite.
+            # Replica names are unique per cluster in Modelplane (cluster and index are in them).
+            path_prefix=f"/{name}/",
             pool=pool,
         )
     return plan

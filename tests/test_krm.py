@@ -562,15 +562,7 @@ def _placements(tmp_path: Path, spec: dict[str, Any]) -> tuple[Path, Path]:
     "spec",
     [
         pytest.param({}, id="no-route"),
-        pytest.param(
-            {"gateway": EXAMPLE_GATEWAY},
-            id="with-route",
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="the HTTPRoute's path prefix is /<namespace>/<replica>/, a string kustomize's namespace transformer can't "
-                "rewrite: rendered below a namespace overlay it keeps the old namespace (renderer change reported)",
-            ),
-        ),
+        pytest.param({"gateway": EXAMPLE_GATEWAY}, id="with-route"),
     ],
 )
 def test_a_namespace_overlay_gives_the_same_objects_wherever_the_function_runs(kustomize, tmp_path, spec):  # type: ignore[no-untyped-def]

@@ -54,8 +54,8 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     if not (meta.namespace or namespace):
         fail(
             ("metadata",),
-            "the replica has no namespace, and its picker's RoleBinding needs one: set metadata.namespace, "
-            "or pass --namespace (Argo CD passes the Application's destination namespace)",
+            "the replica has no namespace, and its picker's RoleBinding needs one: set metadata.namespace, or a default "
+            "namespace (--namespace; Argo CD: the Application's destination; kustomize: the RenderConfig's spec.namespace)",
         )
     for key in meta.labels:
         if key.startswith(c.RESERVED_LABEL_PREFIX):
