@@ -16,6 +16,7 @@ COMMANDS = {
     "render": "render the sources' objects to stdout",
     "validate": "check the sources, print nothing on success",
     "krm": "run as a KRM function (kustomize exec): a ResourceList on stdin, one on stdout",
+    "argocd": "run as Argo CD's config-management plugin: `argocd generate` and `argocd discover` (argocd/plugin.yaml)",
     "diff": "compare the rendered objects at two git revisions (exit 3 when they differ)",
     "schema": "print the JSON Schema of a ModelReplica (or, with --crd, the CRD), derived from the CRD",
 }

@@ -1,0 +1,317 @@
+"""The Argo CD front end: what a config-management plugin (CMP v2) run of `argocd generate` reads.
+
+Argo CD's repo-server sends the plugin sidecar (argocd-cmp-server) the app's files and an
+environment; the sidecar runs `modelplane-render argocd generate` in the app's source directory
+with its own environment plus that one. What we take from it, in order of precedence:
+
+- plugin parameters, `ARGOCD_APP_PARAMETERS` (a JSON array of `{name, string|array|map}`): only
+  what the Application sets is sent, never the announced defaults, so the defaults live here
+  (`PARAMETERS`, which `argocd/plugin.yaml` announces; a test keeps the two equal). An unknown
+  name is an error: a typo would otherwise render with the default, silently;
+- Application env, `ARGOCD_ENV_<NAME>` (`spec.source.plugin.env`): `MODELPLANE_<PARAMETER>` for
+  each parameter, for tools that template env rather than parameters; an unknown
+  `ARGOCD_ENV_MODELPLANE_*` is an error for the same reason;
+- `ARGOCD_APP_NAMESPACE` (the Application's destination namespace): the namespace of replicas
+  that set none, as `--namespace` is on the command line;
+- `KUBE_API_VERSIONS` (what the destination cluster serves, `group/version` and
+  `group/version/Kind`, comma-separated): checked against the APIs of the rendered objects, so a
+  missing LeaderWorkerSet, DRA or InferencePool API fails here, with what to install, instead
+  of in a sync that has already applied half of the objects.
+
+Discovery (`argocd discover`, plugin.yaml's `find.command`) reads only the app directory and
+only the text of its YAML files: a file with a top-level `kind: ModelReplica` line matches. It
+does not parse YAML, so a replica file with a syntax error still matches, and `generate` then
+reports the error with its line, rather than Argo CD reporting that no plugin matched.
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Optional
+
+from .cli_options import parse_gateway, parse_namespace
+from .constants import DRA_API, LABEL_REPLICA, LWS_API, POOL_API, ROUTE_API
+from .errors import InputError, RenderFailure, SourceError, UsageError
+from .options import Options
+
+if TYPE_CHECKING:
+    from .pipeline import Rendered
+
+PLUGIN_NAME = "modelplane-render"
+PLUGIN_VERSION = "v1"
+# What an Application names in `spec.source.plugin.name`: Argo CD joins name and version.
+PLUGIN_FULL_NAME = f"{PLUGIN_NAME}-{PLUGIN_VERSION}"
+
+ENV_PARAMETERS = "ARGOCD_APP_PARAMETERS"
+ENV_APP_NAMESPACE = "ARGOCD_APP_NAMESPACE"
+ENV_SOURCE_PATH = "ARGOCD_APP_SOURCE_PATH"
+ENV_API_VERSIONS = "KUBE_API_VERSIONS"
+ENV_APP_PREFIX = "ARGOCD_ENV_"
+# Application env names of ours: `spec.source.plugin.env: [{name: MODELPLANE_GATEWAY, ...}]`.
+APP_ENV_PREFIX = "MODELPLANE_"
+WHERE_PARAMETERS = "Application spec.source.plugin.parameters"
+WHERE_ENV = "Application spec.source.plugin.env"
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """A plugin parameter: announced in plugin.yaml, read from ARGOCD_APP_PARAMETERS or Application env."""
+
+    name: str
+    title: str
+    tooltip: str
+    default: str
+
+    @property
+    def app_env(self) -> str:
+        """Its Application env name (`spec.source.plugin.env[].name`), e.g. MODELPLANE_GATEWAY."""
+        return APP_ENV_PREFIX + self.name.upper().replace("-", "_")
+
+
+NAMESPACE = Parameter(
+    "namespace",
+    "Default namespace",
+    "Namespace of the replicas that set none. Empty: the Application's destination namespace.",
+    "",
+)
+GATEWAY = Parameter(
+    "gateway",
+    "Gateway (NAMESPACE/NAME)",
+    "Also render an HTTPRoute per replica, attached to this Gateway. Empty: no HTTPRoute.",
+    "",
+)
+CHECK_CLUSTER_APIS = Parameter(
+    "check-cluster-apis",
+    "Check the cluster's APIs",
+    'Fail when the destination cluster does not serve an API the rendered objects need (LeaderWorkerSet, DRA v1, InferencePool). Set "false" when this Application\'s sync installs those CRDs itself.',
+    "true",
+)
+PARAMETERS = (NAMESPACE, GATEWAY, CHECK_CLUSTER_APIS)
+_BY_NAME = {p.name: p for p in PARAMETERS}
+_BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
+
+# The APIs our rendered objects use, and what the destination cluster needs to serve each.
+# Objects passed through unchanged are the user's own and are not checked: Argo CD names
+# their missing APIs itself.
+API_REMEDIES = {
+    LWS_API: "install LeaderWorkerSet (LWS) >= v0.7",
+    DRA_API: "DRA v1 is served from Kubernetes 1.34: upgrade the cluster to >= 1.34",
+    POOL_API: "install the Gateway API Inference Extension v1 CRDs",
+    ROUTE_API: "install the Gateway API v1 CRDs",
+}
+
+
+@dataclass(frozen=True)
+class ArgoSettings:
+    """Everything `argocd generate` takes from its environment."""
+
+    options: Options
+    check_cluster_apis: bool
+    api_versions: Optional[frozenset[str]]  # None: Argo CD sent none, so nothing to check against
+    source_path: str  # the app's path in its repository, to show in errors ("" when unknown)
+
+
+def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
+    """Read the CMP environment; a UsageError names the Application field to fix."""
+    values = {p.name: p.default for p in PARAMETERS}
+    values.update(_app_env_values(env))
+    values.update(parse_parameters(env.get(ENV_PARAMETERS, "")))
+
+    namespace = parse_namespace(values[NAMESPACE.name], f"{WHERE_PARAMETERS} {NAMESPACE.name}")
+    if namespace is None:
+        namespace = parse_namespace(env.get(ENV_APP_NAMESPACE, ""), f"{ENV_APP_NAMESPACE} (the Application's spec.destination.namespace)")
+    gateway = parse_gateway(values[GATEWAY.name], f"{WHERE_PARAMETERS} {GATEWAY.name}")
+    check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
+    return ArgoSettings(
+        options=Options(namespace=namespace, gateway=gateway),
+        check_cluster_apis=check,
+        api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
+        source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),
+    )
+
+
+def parse_parameters(text: str) -> dict[str, str]:
+    """ARGOCD_APP_PARAMETERS as {name: string value}; parameters given without a value are left out.
+
+    Argo CD sends `null` when the Application's plugin block has no parameters, and nothing at
+    all when the Application has no plugin block (a discovered app).
+    """
+    if text.strip() in ("", "null"):
+        return {}
+    try:
+        items = json.loads(text)
+    except ValueError as exc:
+        raise UsageError(f"{ENV_PARAMETERS} is not JSON ({exc}): it is Argo CD's to set, from {WHERE_PARAMETERS}") from None
+    if not isinstance(items, list):
+        raise UsageError(f"{ENV_PARAMETERS} must be a JSON array of parameters, as Argo CD sends it")
+    known = ", ".join(p.name for p in PARAMETERS)
+    values: dict[str, str] = {}
+    for index, item in enumerate(items):
+        where = f"{WHERE_PARAMETERS}[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise UsageError(f"{where}: a parameter must have a name")
+        name = item["name"]
+        if name not in _BY_NAME:
+            raise UsageError(f"{where}: unknown parameter {name!r}: {PLUGIN_FULL_NAME} takes {known}")
+        if name in values:
+            raise UsageError(f"{where}: parameter {name!r} is given twice")
+        for other in ("array", "map"):
+            if item.get(other) is not None:
+                raise UsageError(
+                    f"{where}: parameter {name!r} takes a string (`string: ...`), not {'an' if other == 'array' else 'a'} {other}"
+                )
+        value = item.get("string")
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise UsageError(f"{where}: parameter {name!r} must be a string")
+        values[name] = value
+    return values
+
+
+def _app_env_values(env: Mapping[str, str]) -> dict[str, str]:
+    """Our Application env entries (ARGOCD_ENV_MODELPLANE_*), by parameter name."""
+    values: dict[str, str] = {}
+    for key in sorted(env):
+        if not key.startswith(ENV_APP_PREFIX + APP_ENV_PREFIX):
+            continue
+        name = key[len(ENV_APP_PREFIX) :]
+        parameter = _BY_APP_ENV.get(name)
+        if parameter is None:
+            known = ", ".join(p.app_env for p in PARAMETERS)
+            raise UsageError(f"{WHERE_ENV} {name} is not known: {PLUGIN_FULL_NAME} reads {known}")
+        values[parameter.name] = env[key]
+    return values
+
+
+def _parse_bool(value: str, source: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise UsageError(f'{source} {value!r} must be "true" or "false"')
+
+
+def _clean_source_path(path: str) -> str:
+    path = posixpath.normpath(path) if path else ""
+    return "" if path in (".", "/") else path.strip("/")
+
+
+def parse_api_versions(text: Optional[str]) -> Optional[frozenset[str]]:
+    """KUBE_API_VERSIONS as a set of entries; None when it is absent or empty (nothing known)."""
+    if text is None:
+        return None
+    entries = frozenset(e.strip() for e in text.split(",") if e.strip())
+    return entries or None
+
+
+def is_served(entries: frozenset[str], api_version: str, kind: str) -> bool:
+    """Whether the cluster serves kind at api_version.
+
+    Argo CD sends both forms, `group/version` and `group/version/Kind`. When a group/version is
+    listed with kinds, the kind must be among them; when only `group/version` is listed (a
+    client that sends no kinds), the group/version is enough.
+    """
+    if f"{api_version}/{kind}" in entries:
+        return True
+    prefix = f"{api_version}/"
+    return api_version in entries and not any(e.startswith(prefix) for e in entries)
+
+
+def missing_apis(objects: Iterable[dict[str, Any]], entries: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The APIs our objects need that the cluster does not serve (with what to install), and the replicas needing them."""
+    needed: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for obj in objects:
+        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
+        if api_version in API_REMEDIES:
+            needed.setdefault((api_version, kind), []).append(obj)
+    order = list(API_REMEDIES)
+    phrases: list[str] = []
+    replicas: set[str] = set()
+    for (api_version, kind), users in sorted(needed.items(), key=lambda item: (order.index(item[0][0]), item[0][1])):
+        if is_served(entries, api_version, kind):
+            continue
+        phrases.append(f"{api_version} {kind} ({API_REMEDIES[api_version]})")
+        replicas.update(str(((o.get("metadata") or {}).get("labels") or {}).get(LABEL_REPLICA, "")) for o in users)
+    return phrases, sorted(replicas - {""})
+
+
+def check_cluster_apis(rendered: Rendered, settings: ArgoSettings) -> None:
+    """Fail before Argo CD applies anything when the destination cluster lacks an API our objects need."""
+    if not settings.check_cluster_apis or settings.api_versions is None:
+        return
+    missing, replicas = missing_apis(rendered.objects, settings.api_versions)
+    if missing:
+        who = f" (needed by replica {', '.join(replicas)})" if replicas else ""
+        raise RenderFailure(
+            f"the destination cluster does not serve {'; '.join(missing)}{who}. Nothing was generated, so nothing is "
+            f"applied or pruned; if this Application's sync installs these APIs itself, set the plugin parameter "
+            f'{CHECK_CLUSTER_APIS.name} to "false"'
+        )
+
+
+def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
+    """What Argo CD gets for the app in source_dir: the one call of the shared pipeline, and the checks of its objects.
+
+    Text in (the files, the settings), text out, and only a success returns: a render cache may
+    wrap this call, keyed by the files, `settings.options`, `settings.check_cluster_apis` and
+    `settings.api_versions` (`settings.source_path` only changes how errors are shown, and errors
+    are raised, never returned).
+    """
+    from .pipeline import render_paths
+
+    rendered = render_paths([source_dir], settings.options)
+    if not rendered.objects:
+        # Argo CD would prune every live object of the Application.
+        raise RenderFailure(
+            f"no objects in {settings.source_path or 'the app directory'}: refusing to give Argo CD an empty set, which "
+            "would delete every live object of this Application; to remove them all, delete the Application"
+        )
+    check_cluster_apis(rendered, settings)
+    return rendered.text
+
+
+def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
+    """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault."""
+    settings = settings_from_env(env)
+    try:
+        return render_for_argocd(source_dir, settings)
+    except InputError as exc:
+        raise InputError(_in_repository(e, settings.source_path) for e in exc.errors) from None
+
+
+def _in_repository(error: SourceError, source_path: str) -> SourceError:
+    """An error's file shown by its path in the repository (`deploy/replicas/qwen.yaml`), as the UI user knows it."""
+    if not source_path or error.file.startswith("/"):
+        return error
+    return SourceError(posixpath.join(source_path, error.file), error.line, error.column, error.path, error.message)
+
+
+# A top-level `kind: ModelReplica` (block style, at the start of a line), or a JSON-style `"kind": "ModelReplica"`.
+_REPLICA_KIND = re.compile(
+    rb"""^kind[ \t]*:[ \t]*(["']?)ModelReplica\1[ \t]*(?:#.*)?\r?$|"kind"[ \t]*:[ \t]*"ModelReplica\"""", re.MULTILINE
+)
+
+
+def discover(source_dir: str = ".") -> Optional[str]:
+    """The first YAML file under source_dir (walked as `render` walks) that declares a ModelReplica, or None.
+
+    Only text is read: no YAML parsing, no file outside source_dir. Faults are not errors
+    here: a file that can't be read doesn't match, and `generate` reports it if the app
+    matches through another file.
+    """
+    from .sources import MAX_FILE_BYTES, find_files
+
+    files, _ = find_files([source_dir])
+    for shown, real in files:
+        try:
+            with open(real, "rb") as handle:
+                text = handle.read(MAX_FILE_BYTES)
+        except OSError:
+            continue
+        if _REPLICA_KIND.search(text):
+            return shown
+    return None

@@ -1,0 +1,45 @@
+"""`argocd generate|discover`: the commands argocd/plugin.yaml runs in Argo CD's plugin sidecar.
+
+Both run in the app's source directory, as argocd-cmp-server starts them, and take no paths.
+`generate` prints the objects (stdout holds only them); on any fault stdout is empty, the
+exit code is non-zero and stderr's first line is the first fault, `file:line:col: field:
+message` (the Argo CD UI shows it after `` `modelplane-render argocd generate` failed exit status
+1: ``). `discover` prints the first file that declares a ModelReplica, or nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from .. import writer
+from ..errors import EXIT_OK
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="argocd_command", metavar="SUBCOMMAND", parser_class=type(parser))
+    sub.required = True
+    sub.add_parser(
+        "generate",
+        help="print the objects of the app in the current directory (plugin.yaml's generate.command)",
+        description="Render the app in the current directory from Argo CD's plugin environment: ARGOCD_APP_PARAMETERS, "
+        "ARGOCD_ENV_MODELPLANE_*, ARGOCD_APP_NAMESPACE and KUBE_API_VERSIONS (see the README's Argo CD section).",
+    )
+    sub.add_parser(
+        "discover",
+        help="print the first file declaring a ModelReplica, or nothing (plugin.yaml's discover.find.command)",
+        description="Print the first *.yaml/*.yml file under the current directory with a top-level `kind: ModelReplica` "
+        "line, or nothing. Reads only text; always exits 0 unless the output can't be written.",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from .. import argocd
+
+    if args.argocd_command == "discover":
+        found = argocd.discover(os.curdir)
+        if found is not None:
+            writer.write_stdout(f"{found}\n")
+        return EXIT_OK
+    writer.write_stdout(argocd.generate(os.environ))
+    return EXIT_OK

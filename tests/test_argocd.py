@@ -1,0 +1,787 @@
+"""The Argo CD plugin: its environment and parameters, discovery, and the whole plugin in the real argocd-cmp-server.
+
+The unmarked tests cover `modelplane_render.argocd` and `argocd generate|discover` in-process. The
+`real_peers` ones start the real argocd-cmp-server (argo-cd v3.2.11, built by tests/peers/build-argocd.sh)
+with our argocd/plugin.yaml and drive it over its unix socket with modelplane-cmpclient, which sends the
+app's files and environment exactly as Argo CD's repo-server does; and they build argocd/ with the real
+kustomize against Argo CD's own install manifest.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import INVALID, ROOT, VALID, run_cli, run_process
+from modelplane_render import argocd
+from modelplane_render.constants import DRA_API, LWS_API, POOL_API, ROUTE_API
+from modelplane_render.errors import UsageError
+from modelplane_render.options import Options
+from modelplane_render.pipeline import render_paths
+
+ARGOCD_DIR = ROOT / "argocd"
+PLUGIN_YAML = ARGOCD_DIR / "plugin.yaml"
+SOCKET_NAME = f"{argocd.PLUGIN_FULL_NAME}.sock"
+ARGOCD_VERSION = "v3.2.11"  # the release build-argocd.sh builds and kustomization.yaml installs
+UPSTREAM_INSTALL = f"https://raw.githubusercontent.com/argoproj/argo-cd/{ARGOCD_VERSION}/manifests/install.yaml"
+
+SINGLE = ROOT / "fixtures" / "valid" / "single-gpu-standalone"
+# What a cluster with LWS, DRA v1, GIE v1 and Gateway API serves, as Argo CD sends it (both forms).
+ALL_APIS = ",".join(
+    sorted(
+        {"v1", "v1/ConfigMap", "v1/Service", "v1/ServiceAccount", "apps/v1", "apps/v1/Deployment", "policy/v1"}
+        | {"policy/v1/PodDisruptionBudget", "rbac.authorization.k8s.io/v1", "rbac.authorization.k8s.io/v1/Role"}
+        | {"rbac.authorization.k8s.io/v1/RoleBinding", LWS_API, f"{LWS_API}/LeaderWorkerSet", DRA_API}
+        | {f"{DRA_API}/ResourceClaim", f"{DRA_API}/ResourceClaimTemplate", f"{DRA_API}/DeviceClass", POOL_API}
+        | {f"{POOL_API}/InferencePool", ROUTE_API, f"{ROUTE_API}/HTTPRoute", f"{ROUTE_API}/Gateway"}
+    )
+)
+FILE_LINE_COL = re.compile(r"^[^\s:]+:\d+:\d+: \S+: ")
+
+
+def parameters(**values: str) -> str:
+    """ARGOCD_APP_PARAMETERS as Argo CD marshals an Application's string parameters."""
+    return json.dumps([{"name": name.replace("_", "-"), "string": value} for name, value in values.items()])
+
+
+def replica_without_namespace(directory: Path) -> Path:
+    """An app directory whose replica sets no namespace (Argo CD's destination namespace fills it)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    text = (SINGLE / "replica.yaml").read_text()
+    assert "  namespace: ml-team\n" in text
+    (directory / "replica.yaml").write_text(text.replace("  namespace: ml-team\n", "", 1))
+    return directory
+
+
+def objects_of(yaml_text: str) -> list[dict[str, Any]]:
+    return [o for o in yaml.safe_load_all(yaml_text) if o is not None]
+
+
+# --- plugin.yaml: one truth with the code ------------------------------------------------------------
+
+
+def test_plugin_yaml_announces_the_parameters_the_code_reads() -> None:
+    plugin = yaml.safe_load(PLUGIN_YAML.read_text())
+    assert plugin["apiVersion"] == "argoproj.io/v1alpha1"
+    assert plugin["kind"] == "ConfigManagementPlugin"
+    assert f"{plugin['metadata']['name']}-{plugin['spec']['version']}" == argocd.PLUGIN_FULL_NAME
+    announced = plugin["spec"]["parameters"]["static"]
+    assert [(p["name"], p["title"], p["tooltip"], p["string"]) for p in announced] == [
+        (p.name, p.title, p.tooltip, p.default) for p in argocd.PARAMETERS
+    ]
+    assert plugin["spec"]["generate"]["command"] == ["modelplane-render", "argocd", "generate"]
+    assert plugin["spec"]["discover"] == {"find": {"command": ["modelplane-render", "argocd", "discover"]}}
+    assert plugin["spec"]["preserveFileMode"] is False
+    assert "init" not in plugin["spec"]
+
+
+def test_example_application_names_the_plugin_and_only_announced_parameters() -> None:
+    app = yaml.safe_load((ARGOCD_DIR / "application.yaml").read_text())
+    plugin = app["spec"]["source"]["plugin"]
+    assert plugin["name"] == argocd.PLUGIN_FULL_NAME
+    env = {"ARGOCD_APP_PARAMETERS": json.dumps(plugin["parameters"]), "ARGOCD_APP_NAMESPACE": app["spec"]["destination"]["namespace"]}
+    settings = argocd.settings_from_env(env)
+    assert settings.options == Options(namespace="ml-team", gateway=("gateway-system", "inference"))
+
+
+# --- the environment and parameters -----------------------------------------------------------------
+
+
+def test_no_environment_gives_the_defaults() -> None:
+    settings = argocd.settings_from_env({})
+    assert settings == argocd.ArgoSettings(Options(None, None), check_cluster_apis=True, api_versions=None, source_path="")
+
+
+@pytest.mark.parametrize("sent", ["", "null", "[]"])
+def test_no_parameters_as_argo_cd_sends_them(sent: str) -> None:
+    assert argocd.parse_parameters(sent) == {}
+
+
+def test_the_destination_namespace_is_the_default_namespace() -> None:
+    assert argocd.settings_from_env({"ARGOCD_APP_NAMESPACE": "ml-team"}).options.namespace == "ml-team"
+    assert argocd.settings_from_env({"ARGOCD_APP_NAMESPACE": ""}).options.namespace is None
+
+
+def test_a_parameter_beats_application_env_which_beats_the_destination_namespace() -> None:
+    env = {"ARGOCD_APP_NAMESPACE": "from-destination"}
+    assert argocd.settings_from_env(env).options.namespace == "from-destination"
+    env["ARGOCD_ENV_MODELPLANE_NAMESPACE"] = "from-env"
+    assert argocd.settings_from_env(env).options.namespace == "from-env"
+    env["ARGOCD_APP_PARAMETERS"] = parameters(namespace="from-parameter")
+    assert argocd.settings_from_env(env).options.namespace == "from-parameter"
+
+
+def test_an_empty_parameter_falls_back_to_the_default() -> None:
+    env = {"ARGOCD_APP_NAMESPACE": "ml-team", "ARGOCD_APP_PARAMETERS": parameters(namespace="", gateway="")}
+    assert argocd.settings_from_env(env).options == Options("ml-team", None)
+
+
+def test_gateway_and_the_api_check_from_parameters_and_env() -> None:
+    env = {"ARGOCD_ENV_MODELPLANE_GATEWAY": "gw/from-env", "ARGOCD_ENV_MODELPLANE_CHECK_CLUSTER_APIS": "False"}
+    settings = argocd.settings_from_env(env)
+    assert settings.options.gateway == ("gw", "from-env")
+    assert settings.check_cluster_apis is False
+    env["ARGOCD_APP_PARAMETERS"] = parameters(gateway="gw/from-parameter", check_cluster_apis="true")
+    settings = argocd.settings_from_env(env)
+    assert settings.options.gateway == ("gw", "from-parameter")
+    assert settings.check_cluster_apis is True
+
+
+def test_a_parameter_given_without_a_value_is_unset() -> None:
+    assert argocd.parse_parameters('[{"name": "gateway"}]') == {}
+
+
+def test_other_application_env_is_not_ours() -> None:
+    assert argocd.settings_from_env({"ARGOCD_ENV_FOO": "bar", "PARAM_GATEWAY": "ignored/too"}).options == Options(None, None)
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        (
+            {"ARGOCD_APP_PARAMETERS": parameters(gatway="a/b")},
+            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, check-cluster-apis",
+        ),
+        (
+            {"ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "array": ["a/b"]}]'},
+            "Application spec.source.plugin.parameters[0]: parameter 'gateway' takes a string (`string: ...`), not an array",
+        ),
+        (
+            {"ARGOCD_APP_PARAMETERS": '[{"name": "namespace", "map": {"a": "b"}}]'},
+            "Application spec.source.plugin.parameters[0]: parameter 'namespace' takes a string (`string: ...`), not a map",
+        ),
+        (
+            {"ARGOCD_APP_PARAMETERS": parameters(namespace="a")[:-1] + ', {"name": "namespace", "string": "b"}]'},
+            "Application spec.source.plugin.parameters[1]: parameter 'namespace' is given twice",
+        ),
+        ({"ARGOCD_APP_PARAMETERS": "{"}, "ARGOCD_APP_PARAMETERS is not JSON"),
+        ({"ARGOCD_APP_PARAMETERS": '{"name": "gateway"}'}, "ARGOCD_APP_PARAMETERS must be a JSON array"),
+        ({"ARGOCD_APP_PARAMETERS": "[1]"}, "Application spec.source.plugin.parameters[0]: a parameter must have a name"),
+        (
+            {"ARGOCD_APP_PARAMETERS": parameters(gateway="no-slash")},
+            "Application spec.source.plugin.parameters gateway 'no-slash' must be NAMESPACE/NAME of a Gateway",
+        ),
+        (
+            {"ARGOCD_APP_PARAMETERS": parameters(namespace="ML")},
+            "Application spec.source.plugin.parameters namespace 'ML' is not a namespace name",
+        ),
+        (
+            {"ARGOCD_APP_PARAMETERS": parameters(check_cluster_apis="no")},
+            'Application spec.source.plugin.parameters check-cluster-apis \'no\' must be "true" or "false"',
+        ),
+        (
+            {"ARGOCD_ENV_MODELPLANE_GATWAY": "a/b"},
+            "Application spec.source.plugin.env MODELPLANE_GATWAY is not known: modelplane-render-v1 reads "
+            "MODELPLANE_NAMESPACE, MODELPLANE_GATEWAY, MODELPLANE_CHECK_CLUSTER_APIS",
+        ),
+        ({"ARGOCD_APP_NAMESPACE": "Not_A_Namespace"}, "ARGOCD_APP_NAMESPACE (the Application's spec.destination.namespace)"),
+    ],
+)
+def test_a_bad_parameter_or_env_names_the_application_field(env: dict[str, str], message: str) -> None:
+    with pytest.raises(UsageError) as caught:
+        argocd.settings_from_env(env)
+    assert str(caught.value).startswith(message)
+
+
+def test_the_source_path_is_kept_for_errors() -> None:
+    assert argocd.settings_from_env({"ARGOCD_APP_SOURCE_PATH": "deploy/replicas/"}).source_path == "deploy/replicas"
+    assert argocd.settings_from_env({"ARGOCD_APP_SOURCE_PATH": "."}).source_path == ""
+
+
+# --- KUBE_API_VERSIONS --------------------------------------------------------------------------------
+
+
+def test_api_versions_absent_or_empty_means_unknown() -> None:
+    assert argocd.parse_api_versions(None) is None
+    assert argocd.parse_api_versions("") is None
+    assert argocd.parse_api_versions("v1, apps/v1") == frozenset({"v1", "apps/v1"})
+
+
+def test_served_by_group_version_or_by_kind() -> None:
+    only_versions = frozenset({"v1", LWS_API})
+    assert argocd.is_served(only_versions, LWS_API, "LeaderWorkerSet")
+    with_kinds = frozenset({LWS_API, f"{LWS_API}/LeaderWorkerSet", DRA_API, f"{DRA_API}/DeviceClass"})
+    assert argocd.is_served(with_kinds, LWS_API, "LeaderWorkerSet")
+    assert not argocd.is_served(with_kinds, DRA_API, "ResourceClaimTemplate")  # listed kinds, not this one
+    assert not argocd.is_served(with_kinds, POOL_API, "InferencePool")
+    assert not argocd.is_served(
+        frozenset({"resource.k8s.io/v1beta1", "resource.k8s.io/v1beta1/ResourceClaimTemplate"}), DRA_API, "ResourceClaimTemplate"
+    )
+
+
+def test_missing_apis_name_each_api_what_to_install_and_the_replica() -> None:
+    objects = render_paths([str(SINGLE)], Options(gateway=("gw", "main"))).objects
+    served = frozenset(ALL_APIS.split(","))
+    assert argocd.missing_apis(objects, served) == ([], [])
+    missing, replicas = argocd.missing_apis(objects, frozenset({"v1", "apps/v1", "resource.k8s.io/v1beta1"}))
+    assert missing == [
+        "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet (install LeaderWorkerSet (LWS) >= v0.7)",
+        "resource.k8s.io/v1 ResourceClaimTemplate (DRA v1 is served from Kubernetes 1.34: upgrade the cluster to >= 1.34)",
+        "inference.networking.k8s.io/v1 InferencePool (install the Gateway API Inference Extension v1 CRDs)",
+        "gateway.networking.k8s.io/v1 HTTPRoute (install the Gateway API v1 CRDs)",
+    ]
+    assert replicas == ["qwen3-8b-eks-l4-0"]
+
+
+def test_objects_passed_through_are_not_checked() -> None:
+    passthrough = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x"}}
+    assert argocd.missing_apis([passthrough], frozenset({"v1"})) == ([], [])
+
+
+# --- `argocd generate` in-process ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """No Argo CD variables from the environment the tests run in."""
+    for key in list(os.environ):
+        if key.startswith(("ARGOCD_", "KUBE_", "PARAM_")):
+            monkeypatch.delenv(key)
+    return monkeypatch
+
+
+@pytest.mark.parametrize("fixture", VALID, ids=lambda p: p.name)
+def test_generate_prints_what_render_prints(fixture: Path, clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("KUBE_API_VERSIONS", ALL_APIS)
+    clean_env.setenv("ARGOCD_APP_NAMESPACE", "elsewhere")  # the fixtures set their namespaces
+    generated = run_cli("argocd", "generate", cwd=fixture)
+    rendered = run_cli("render", cwd=fixture)
+    assert (generated.code, generated.stderr) == (0, "")
+    assert generated.stdout == rendered.stdout
+
+
+def test_generate_takes_the_destination_namespace(tmp_path: Path, clean_env: pytest.MonkeyPatch) -> None:
+    app = replica_without_namespace(tmp_path / "app")
+    clean_env.setenv("ARGOCD_APP_NAMESPACE", "team-a")
+    result = run_cli("argocd", "generate", cwd=app)
+    assert result.code == 0, result.stderr
+    assert {o["metadata"]["namespace"] for o in objects_of(result.stdout)} == {"team-a"}
+
+
+@pytest.mark.parametrize(
+    "fixture", [f for f in INVALID if f.name in ("several-faults", "syntax-error", "missing-namespace")], ids=lambda p: p.name
+)
+def test_generate_errors_first_line_is_file_line_field(fixture: Path, clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("ARGOCD_APP_SOURCE_PATH", "deploy/replicas")
+    result = run_cli("argocd", "generate", cwd=fixture)
+    assert result.code == 1
+    assert result.stdout == ""
+    expected = (fixture / "expected.stderr").read_text().splitlines()
+    assert result.stderr.splitlines() == [f"deploy/replicas/{line}" for line in expected]
+    assert FILE_LINE_COL.match(result.stderr.splitlines()[0])
+
+
+def test_generate_refuses_an_empty_set(tmp_path: Path, clean_env: pytest.MonkeyPatch) -> None:
+    (tmp_path / "README.md").write_text("no manifests here\n")
+    result = run_cli("argocd", "generate", cwd=tmp_path)
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr.startswith("modelplane-render: no objects in the app directory: refusing to give Argo CD an empty set")
+
+
+def test_generate_fails_when_the_cluster_lacks_dra_v1(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("KUBE_API_VERSIONS", ",".join(e for e in ALL_APIS.split(",") if not e.startswith(DRA_API)))
+    result = run_cli("argocd", "generate", cwd=SINGLE)
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr.splitlines() == [
+        "modelplane-render: the destination cluster does not serve resource.k8s.io/v1 ResourceClaimTemplate (DRA v1 is served "
+        "from Kubernetes 1.34: upgrade the cluster to >= 1.34) (needed by replica qwen3-8b-eks-l4-0). Nothing was generated, "
+        'so nothing is applied or pruned; if this Application\'s sync installs these APIs itself, set the plugin parameter check-cluster-apis to "false"'
+    ]
+    clean_env.setenv("ARGOCD_APP_PARAMETERS", parameters(check_cluster_apis="false"))
+    assert run_cli("argocd", "generate", cwd=SINGLE).code == 0
+
+
+def test_generate_bad_parameter_is_a_usage_error(clean_env: pytest.MonkeyPatch) -> None:
+    clean_env.setenv("ARGOCD_APP_PARAMETERS", parameters(gatway="a/b"))
+    result = run_cli("argocd", "generate", cwd=SINGLE)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith("modelplane-render: Application spec.source.plugin.parameters[0]: unknown parameter 'gatway'")
+
+
+def test_generate_is_one_call_of_the_pipeline(monkeypatch: pytest.MonkeyPatch, clean_env: pytest.MonkeyPatch) -> None:
+    """A render cache wraps render_for_argocd; generate reaches the pipeline through it, once."""
+    import modelplane_render.pipeline
+
+    outer: list[tuple[str, argocd.ArgoSettings]] = []
+    inner: list[tuple[list[str], Options]] = []
+    real_outer, real_inner = argocd.render_for_argocd, modelplane_render.pipeline.render_paths
+
+    def spy_outer(source_dir: str, settings: argocd.ArgoSettings) -> str:
+        outer.append((source_dir, settings))
+        return real_outer(source_dir, settings)
+
+    def spy_inner(paths: list[str], options: Options, **kwargs: Any) -> Any:
+        inner.append((paths, options))
+        return real_inner(paths, options, **kwargs)
+
+    monkeypatch.setattr(argocd, "render_for_argocd", spy_outer)
+    monkeypatch.setattr(modelplane_render.pipeline, "render_paths", spy_inner)
+    clean_env.setenv("ARGOCD_APP_NAMESPACE", "ns")
+    clean_env.setenv("KUBE_API_VERSIONS", ALL_APIS)
+    text = argocd.generate(os.environ, str(SINGLE))
+    assert outer == [(str(SINGLE), argocd.settings_from_env(os.environ))]
+    assert inner == [([str(SINGLE)], Options(namespace="ns"))]
+    assert text == real_inner([str(SINGLE)], Options(namespace="ns")).text
+
+
+# --- discovery ------------------------------------------------------------------------------------------
+
+
+def test_discover_matches_a_directory_with_a_replica() -> None:
+    result = run_cli("argocd", "discover", cwd=SINGLE)
+    assert (result.code, result.stdout, result.stderr) == (0, "replica.yaml\n", "")
+
+
+@pytest.mark.parametrize(
+    ("files", "found"),
+    [
+        ({"a.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: a}\n"}, None),
+        # The CRD names the kind, indented: not a replica.
+        ({"crd.yaml": (ROOT / "modelplane_render" / "crds" / "modelreplicas.modelplane.ai.yaml").read_text()}, None),
+        ({"notes.md": "kind: ModelReplica\n", "kustomization.yaml": "kind: ModelReplica\n", ".hidden.yaml": "kind: ModelReplica\n"}, None),
+        ({"r.yml": "# replicas\nkind: 'ModelReplica'  # quoted\n"}, "r.yml"),
+        ({"r.yaml": "apiVersion: modelplane.ai/v1alpha1\r\nkind: ModelReplica\r\n"}, "r.yaml"),
+        ({"r.yaml": '{"apiVersion": "modelplane.ai/v1alpha1", "kind": "ModelReplica"}\n'}, "r.yaml"),
+        # A syntax error still matches, so generate reports it with its line.
+        ({"sub/r.yaml": "kind: ModelReplica\nmetadata: [unclosed\n"}, "sub/r.yaml"),
+    ],
+)
+def test_discover_reads_the_text_of_yaml_files(tmp_path: Path, files: dict[str, str], found: str | None) -> None:
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    assert argocd.discover(str(tmp_path)) == (str(tmp_path / found) if found else None)
+
+
+def test_discover_reads_only_the_app_directory(tmp_path: Path) -> None:
+    (tmp_path / "outside.yaml").write_text("kind: ModelReplica\n")
+    app = tmp_path / "app"
+    app.mkdir()
+    (app / "link.yaml").symlink_to(tmp_path / "outside.yaml")
+    (app / "dir").symlink_to(tmp_path)
+    result = run_cli("argocd", "discover", cwd=app)
+    assert (result.code, result.stdout) == (0, "")
+
+
+def thousand_files(directory: Path, replica_last: bool) -> Path:
+    """1000 YAML files in 20 directories, as a big app directory or a monorepo's app holds them."""
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n" + "".join(
+        f"  key{k}: value {k}\n" for k in range(40)
+    )
+    for i in range(1000 - replica_last):
+        sub = directory / f"group-{i % 20:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"cm-{i:04d}.yaml").write_text(config_map.format(i=i))
+    if replica_last:
+        shutil.copy(SINGLE / "replica.yaml", directory / "group-19" / "zz-replica.yaml")
+    return directory
+
+
+@pytest.mark.parametrize("replica_last", [False, True], ids=["no-match", "match-last"])
+def test_discover_is_well_under_a_second_on_a_thousand_files(tmp_path: Path, replica_last: bool) -> None:
+    """Slow discovery is a known Argo CD failure: it runs for every Application that names no plugin.
+
+    Timed as the cmp-server runs it, a new process each time (interpreter start-up included); all
+    1000 files are read when none matches.
+    """
+    app = thousand_files(tmp_path / "app", replica_last)
+    assert len(list(app.rglob("*.yaml"))) == 1000
+    timings = []
+    for _ in range(3):
+        start = time.perf_counter()
+        result = run_process("argocd", "discover", cwd=app)
+        timings.append(time.perf_counter() - start)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout == (b"group-19/zz-replica.yaml\n" if replica_last else b"")
+    assert sorted(timings)[1] < 1.0, f"discover took {timings} s on 1000 files"
+
+
+# --- the Containerfile ----------------------------------------------------------------------------------
+
+
+def containerfile_instructions() -> list[tuple[str, str]]:
+    text = (ARGOCD_DIR / "Containerfile").read_text().replace("\\\n", " ")
+    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    return [(line.split(" ", 1)[0].upper(), line.split(" ", 1)[1]) for line in lines]
+
+
+def test_containerfile_copies_only_what_the_package_is_built_from() -> None:
+    steps = containerfile_instructions()
+    copied = [src for op, args in steps if op == "COPY" and not args.startswith("--from") for src in args.split()[:-1]]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    needed = [
+        "pyproject.toml",
+        project["project"]["readme"],
+        *(f"{p}/" for p in wheel["packages"]),
+        *(f"{p}/" for p in wheel["force-include"]),
+    ]
+    assert sorted(copied) == sorted(needed)
+    for path in copied:
+        assert (ROOT / path).exists(), path
+
+
+def test_containerfile_installs_the_package_and_runs_as_999() -> None:
+    steps = containerfile_instructions()
+    froms = [args for op, args in steps if op == "FROM"]
+    assert [f.split()[0] for f in froms] == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
+    assert ("ARG", "PYTHON_IMAGE=python:3.11-slim-bookworm") in steps
+    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
+    # The first stage builds wheels of the package and every dependency; the final one installs only those.
+    assert ("RUN", "pip wheel --no-cache-dir --wheel-dir /wheels .") in steps
+    runs = [args for op, args in final if op == "RUN"]
+    assert runs == [
+        "--mount=type=bind,from=wheels,source=/wheels,target=/wheels "
+        "pip install --no-cache-dir --no-index --find-links=/wheels modelplane-render"
+    ]
+    assert not [op for op, _ in final if op in ("COPY", "ADD", "ENTRYPOINT")]  # nothing but the installed wheels
+    assert ("USER", "999:999") in final
+    assert [op for op, _ in final][-1] == "CMD"
+    # The image must serve plugin.yaml's commands: the console script the package declares.
+    assert "modelplane-render" in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+
+
+# --- the real argocd-cmp-server -------------------------------------------------------------------------
+
+
+@dataclass
+class CmpServer:
+    socket: Path
+    client: Path
+    repo: Path  # the repository the client streams (a small copy: the repo-server tars it for every call)
+
+    def call(self, verb: str, app_path: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        args = [str(self.client), "-socket", str(self.socket), "-repo", str(self.repo), "-app-path", app_path, "-timeout", "90s"]
+        for name, value in (env or {}).items():
+            args += ["-env", f"{name}={value}"]
+        return subprocess.run([*args, verb], capture_output=True, text=True, timeout=120)
+
+    def match(self, app_path: str) -> dict[str, bool]:
+        result = self.call("match", app_path, repo_server_env(app_path))
+        assert result.returncode == 0, result.stderr
+        return dict(json.loads(result.stdout))
+
+    def generate(self, app_path: str, **kwargs: Any) -> subprocess.CompletedProcess[str]:
+        return self.call("generate", app_path, repo_server_env(app_path, **kwargs))
+
+
+def repo_server_env(
+    app_path: str,
+    *,
+    namespace: str = "ml-team",
+    api_versions: str = ALL_APIS,
+    plugin_parameters: list[dict[str, Any]] | None = None,
+    plugin_env: dict[str, str] | None = None,
+    named_plugin: bool = True,
+) -> dict[str, str]:
+    """The environment Argo CD v3.2.11's repo-server sends a plugin (reposerver/repository/repository.go).
+
+    newEnv: ARGOCD_APP_*; getPluginEnvs: KUBE_VERSION and KUBE_API_VERSIONS; getPluginParamEnvs, only when
+    the Application has a plugin block: ARGOCD_ENV_<name> per plugin env entry, then
+    ApplicationSourcePluginParameters.Environ(): ARGOCD_APP_PARAMETERS (`null` without parameters) and PARAM_<NAME>.
+    """
+    revision = "8f3c2a1d9e7b6c5a4f3e2d1c0b9a8f7e6d5c4b3a"
+    env = {
+        "ARGOCD_APP_NAME": "ml-team-replicas",
+        "ARGOCD_APP_NAMESPACE": namespace,
+        "ARGOCD_APP_PROJECT_NAME": "default",
+        "ARGOCD_APP_REVISION": revision,
+        "ARGOCD_APP_REVISION_SHORT": revision[:7],
+        "ARGOCD_APP_REVISION_SHORT_8": revision[:8],
+        "ARGOCD_APP_SOURCE_REPO_URL": "https://git.example.com/platform/serving.git",
+        "ARGOCD_APP_SOURCE_PATH": app_path,
+        "ARGOCD_APP_SOURCE_TARGET_REVISION": "main",
+        "KUBE_VERSION": "1.34.2",
+        "KUBE_API_VERSIONS": api_versions,
+    }
+    if named_plugin:
+        for name, value in (plugin_env or {}).items():
+            env[f"ARGOCD_ENV_{name}"] = value
+        env["ARGOCD_APP_PARAMETERS"] = json.dumps(plugin_parameters) if plugin_parameters is not None else "null"
+        for parameter in plugin_parameters or []:
+            if "string" in parameter:
+                env["PARAM_" + re.sub("[^A-Z0-9_]", "_", parameter["name"].upper())] = parameter["string"]
+    return env
+
+
+def _die_with_parent() -> None:
+    import ctypes
+
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: no orphaned server
+
+
+@pytest.fixture(scope="module")
+def cmp_server() -> Iterator[CmpServer]:
+    from peer import require_peer
+
+    server_bin = require_peer("argocd-cmp-server")
+    client = require_peer("modelplane-cmpclient")
+    venv_bin = Path(sys.executable).parent
+    assert (venv_bin / "modelplane-render").is_file(), f"no modelplane-render console script beside {sys.executable}: pip install -e ."
+    base = Path(tempfile.mkdtemp(prefix="mpr-cmp-"))  # short: a unix socket path has at most 107 bytes
+    try:
+        config, sockets, work, repo = (base / d for d in ("config", "plugins", "work", "repo"))
+        for d in (config, sockets, work, repo):
+            d.mkdir()
+        shutil.copy(PLUGIN_YAML, config / "plugin.yaml")
+        build_repository(repo)
+        env = {
+            # The sidecar image's PATH: our console script first (the plugin's commands name it bare).
+            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            "HOME": str(base),
+            "ARGOCD_PLUGINSOCKFILEPATH": str(sockets),
+            "ARGOCD_CMP_WORKDIR": str(work),
+        }
+        log = open(base / "cmp-server.log", "wb")
+        proc = subprocess.Popen(
+            [str(server_bin), "--config-dir-path", str(config)], env=env, stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent
+        )
+        try:
+            socket = sockets / SOCKET_NAME
+            deadline = time.monotonic() + 20
+            while not socket.exists():
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(
+                        f"argocd-cmp-server did not open {socket}:\n{(base / 'cmp-server.log').read_text(errors='replace')[-3000:]}"
+                    )
+                time.sleep(0.05)
+            yield CmpServer(socket, client, repo)
+        finally:
+            proc.kill()  # it ignores SIGTERM
+            proc.wait()
+            log.close()
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def build_repository(repo: Path) -> None:
+    """A repository as a platform team keeps it: one app directory per case, and one that isn't ours."""
+    for fixture in VALID:
+        shutil.copytree(fixture, repo / "valid" / fixture.name)
+    for fixture in INVALID:
+        shutil.copytree(fixture, repo / "invalid" / fixture.name)
+    replica_without_namespace(repo / "no-namespace")
+    plain = repo / "plain-manifests"
+    plain.mkdir()
+    (plain / "configmap.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
+    (plain / "kustomization.yaml").write_text("resources: [configmap.yaml]\n")
+
+
+def manifests(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+    assert result.returncode == 0, result.stderr
+    return [json.loads(m) for m in json.loads(result.stdout)]
+
+
+@pytest.mark.real_peers
+def test_real_match_a_replica_app_and_not_another(cmp_server: CmpServer) -> None:
+    assert cmp_server.match("valid/single-gpu-standalone") == {"isSupported": True, "isDiscoveryEnabled": True}
+    assert cmp_server.match("invalid/syntax-error") == {"isSupported": True, "isDiscoveryEnabled": True}
+    assert cmp_server.match("plain-manifests") == {"isSupported": False, "isDiscoveryEnabled": True}
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize("fixture", VALID, ids=lambda p: p.name)
+def test_real_generate_returns_what_render_prints(cmp_server: CmpServer, fixture: Path) -> None:
+    rendered = run_cli("render", cwd=fixture)
+    assert rendered.code == 0
+    assert manifests(cmp_server.generate(f"valid/{fixture.name}")) == objects_of(rendered.stdout)
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize(
+    "fixture", [f for f in INVALID if f.name in ("several-faults", "syntax-error", "duplicate-replica")], ids=lambda p: p.name
+)
+def test_real_generate_of_an_invalid_app_is_our_error_and_no_manifests(cmp_server: CmpServer, fixture: Path) -> None:
+    app_path = f"invalid/{fixture.name}"
+    result = cmp_server.generate(app_path)
+    assert (result.returncode, result.stdout) == (1, "")
+    prefix = "rpc error: code = Unknown desc = error generating manifests: `modelplane-render argocd generate` failed exit status 1: "
+    expected = [f"{app_path}/{line}" for line in (fixture / "expected.stderr").read_text().splitlines()]
+    # What the Argo CD UI shows: the command, then our first error (file:line:col: field: message) on the same line.
+    assert result.stderr.strip().splitlines() == [prefix + expected[0], *expected[1:]]
+
+
+@pytest.mark.real_peers
+def test_real_destination_namespace_and_namespace_parameter(cmp_server: CmpServer) -> None:
+    from_destination = manifests(cmp_server.generate("no-namespace", namespace="team-a"))
+    assert {o["metadata"]["namespace"] for o in from_destination} == {"team-a"}
+    with_parameter = manifests(
+        cmp_server.generate("no-namespace", namespace="team-a", plugin_parameters=[{"name": "namespace", "string": "team-b"}])
+    )
+    assert {o["metadata"]["namespace"] for o in with_parameter} == {"team-b"}
+    without = cmp_server.generate("no-namespace", namespace="")
+    assert without.returncode == 1
+    assert re.search(r"failed exit status 1: no-namespace/replica\.yaml:\d+:\d+: metadata: ", without.stderr)
+
+
+@pytest.mark.real_peers
+def test_real_gateway_from_application_env_and_parameter(cmp_server: CmpServer) -> None:
+    plain = manifests(cmp_server.generate("valid/single-gpu-standalone"))
+    assert "HTTPRoute" not in [o["kind"] for o in plain]
+    from_env = manifests(cmp_server.generate("valid/single-gpu-standalone", plugin_env={"MODELPLANE_GATEWAY": "gateway-system/from-env"}))
+    routes = [o for o in from_env if o["kind"] == "HTTPRoute"]
+    assert [r["spec"]["parentRefs"][0]["name"] for r in routes] == ["from-env"]
+    assert from_env == objects_of(run_cli("render", "--gateway", "gateway-system/from-env", cwd=SINGLE).stdout)
+    both = manifests(
+        cmp_server.generate(
+            "valid/single-gpu-standalone",
+            plugin_env={"MODELPLANE_GATEWAY": "gateway-system/from-env"},
+            plugin_parameters=[{"name": "gateway", "string": "gateway-system/from-parameter"}],
+        )
+    )
+    assert [o["spec"]["parentRefs"][0]["name"] for o in both if o["kind"] == "HTTPRoute"] == ["from-parameter"]
+
+
+@pytest.mark.real_peers
+def test_real_unknown_parameter_fails_with_no_manifests(cmp_server: CmpServer) -> None:
+    result = cmp_server.generate("valid/single-gpu-standalone", plugin_parameters=[{"name": "gatway", "string": "a/b"}])
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.strip().endswith(
+        "failed exit status 2: modelplane-render: Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': "
+        "modelplane-render-v1 takes namespace, gateway, check-cluster-apis"
+    )
+
+
+@pytest.mark.real_peers
+def test_real_cluster_without_dra_v1_fails_with_what_to_install(cmp_server: CmpServer) -> None:
+    without_dra = ",".join(e for e in ALL_APIS.split(",") if not e.startswith(DRA_API)) + ",resource.k8s.io/v1beta1"
+    result = cmp_server.generate("valid/single-gpu-standalone", api_versions=without_dra)
+    assert (result.returncode, result.stdout) == (1, "")
+    assert result.stderr.strip().endswith(
+        "failed exit status 1: modelplane-render: the destination cluster does not serve resource.k8s.io/v1 ResourceClaimTemplate "
+        "(DRA v1 is served from Kubernetes 1.34: upgrade the cluster to >= 1.34) (needed by replica qwen3-8b-eks-l4-0). "
+        "Nothing was generated, so nothing is applied or pruned; if this Application's sync installs these APIs itself, "
+        'set the plugin parameter check-cluster-apis to "false"'
+    )
+    switched_off = cmp_server.generate(
+        "valid/single-gpu-standalone", api_versions=without_dra, plugin_parameters=[{"name": "check-cluster-apis", "string": "false"}]
+    )
+    assert manifests(switched_off) == objects_of(run_cli("render", cwd=SINGLE).stdout)
+
+
+@pytest.mark.real_peers
+def test_real_discovered_app_gets_the_defaults(cmp_server: CmpServer) -> None:
+    """An Application without a plugin block: no ARGOCD_APP_PARAMETERS, no ARGOCD_ENV_*; the API check is on."""
+    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", namespace="team-c", named_plugin=False))
+    assert {o["metadata"]["namespace"] for o in manifests(result)} == {"team-c"}
+    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", api_versions="v1,apps/v1", named_plugin=False))
+    assert result.returncode == 1
+    assert "does not serve leaderworkerset.x-k8s.io/v1 LeaderWorkerSet" in result.stderr
+
+
+# --- the repo-server sidecar, built with the real kustomize ----------------------------------------------
+
+
+def argocd_install_manifest() -> Path:
+    """Argo CD's own install.yaml of the release we test, from the Go module cache build-argocd.sh fills."""
+    from peer import require_peer
+
+    require_peer("argocd-cmp-server")  # its build downloads the module
+    go = shutil.which("go")
+    cache = subprocess.run([go, "env", "GOMODCACHE"], capture_output=True, text=True).stdout.strip() if go else ""
+    cache = cache or str(Path.home() / "go" / "pkg" / "mod")
+    path = Path(cache) / "github.com" / "argoproj" / "argo-cd" / f"v3@{ARGOCD_VERSION}" / "manifests" / "install.yaml"
+    if not path.is_file():
+        message = f"{path} is missing: run `bash tests/peers/build-argocd.sh`"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
+
+
+@pytest.fixture(scope="module")
+def built_argocd(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    from peer import require_peer
+
+    kustomize = require_peer("kustomize")
+    install = argocd_install_manifest()
+    work = tmp_path_factory.mktemp("argocd-kustomize")
+    for name in ("kustomization.yaml", "plugin.yaml", "repo-server-sidecar.yaml"):
+        shutil.copy(ARGOCD_DIR / name, work / name)
+    shutil.copy(install, work / "install.yaml")
+    kustomization = (work / "kustomization.yaml").read_text()
+    assert kustomization.count(f"- {UPSTREAM_INSTALL}\n") == 1
+    (work / "kustomization.yaml").write_text(kustomization.replace(UPSTREAM_INSTALL, "install.yaml"))
+    result = subprocess.run([str(kustomize), "build", str(work)], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return load_all(result.stdout)
+
+
+def load_all(text: str) -> list[dict[str, Any]]:
+    """Argo CD's install manifest is 3 MB: libyaml's loader when it's there."""
+    return [o for o in yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) if o]
+
+
+def repo_server(objects: list[dict[str, Any]]) -> dict[str, Any]:
+    [deployment] = [o for o in objects if o["kind"] == "Deployment" and o["metadata"]["name"] == "argocd-repo-server"]
+    return dict(deployment["spec"]["template"]["spec"])
+
+
+@pytest.mark.real_peers
+def test_kustomize_adds_the_sidecar_to_the_repo_server(built_argocd: list[dict[str, Any]]) -> None:
+    pod = repo_server(built_argocd)
+    [sidecar] = [c for c in pod["containers"] if c["name"] == "modelplane-render"]
+    [config_map] = [o for o in built_argocd if o["kind"] == "ConfigMap" and o["metadata"]["name"].startswith("modelplane-render-plugin-")]
+    assert sidecar["command"] == ["/var/run/argocd/argocd-cmp-server"]
+    assert sidecar["securityContext"]["runAsNonRoot"] is True
+    assert sidecar["securityContext"]["runAsUser"] == 999
+    assert sidecar["image"] == "registry.example.com/platform/modelplane-render-argocd-cmp:0.1.0"
+    assert sidecar["env"] == [{"name": "MODELPLANE_RENDER_CACHE_DIR", "value": "/tmp/modelplane-render-cache"}]
+    assert sidecar["volumeMounts"] == [
+        {"name": "var-files", "mountPath": "/var/run/argocd"},
+        {"name": "plugins", "mountPath": "/home/argocd/cmp-server/plugins"},
+        {"name": "modelplane-render-plugin", "mountPath": "/home/argocd/cmp-server/config/plugin.yaml", "subPath": "plugin.yaml"},
+        {"name": "modelplane-render-tmp", "mountPath": "/tmp"},
+    ]
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes["modelplane-render-plugin"]["configMap"] == {"name": config_map["metadata"]["name"]}
+    assert volumes["modelplane-render-tmp"] == {"name": "modelplane-render-tmp", "emptyDir": {}}
+    assert volumes["var-files"]["emptyDir"] == {} and volumes["plugins"]["emptyDir"] == {}
+    # The sidecar's /tmp is its own, never the repo-server's.
+    [main] = [c for c in pod["containers"] if c["name"] == "argocd-repo-server"]
+    assert {m["mountPath"]: m["name"] for m in main["volumeMounts"]}["/tmp"] == "tmp"
+    # Argo CD's init container puts the server binary where the sidecar's command looks for it.
+    [copyutil] = [c for c in pod["initContainers"] if c["name"] == "copyutil"]
+    assert copyutil["command"][-1] == "/var/run/argocd/argocd-cmp-server"
+    assert config_map["metadata"]["namespace"] == "argocd"
+    assert config_map["data"] == {"plugin.yaml": PLUGIN_YAML.read_text()}
+
+
+@pytest.mark.real_peers
+def test_kustomize_changes_nothing_else(built_argocd: list[dict[str, Any]]) -> None:
+    install = load_all(argocd_install_manifest().read_text())
+    built = {(o["kind"], o["metadata"]["name"]): o for o in built_argocd}
+    assert len(built_argocd) == len(install) + 1  # the plugin's ConfigMap
+    for obj in install:
+        if (obj["kind"], obj["metadata"]["name"]) == ("Deployment", "argocd-repo-server"):
+            continue
+        got = copy.deepcopy(built[(obj["kind"], obj["metadata"]["name"])])
+        # kustomize's `namespace: argocd` (upstream's own kustomize install does the same): the
+        # namespaced objects get it, and so do the ServiceAccounts that bindings name.
+        assert got["metadata"].pop("namespace", "argocd") == "argocd"
+        for subject in got.get("subjects", []):
+            assert subject.pop("namespace", "argocd") == "argocd"
+        for subject in obj.get("subjects", []):
+            subject.pop("namespace", None)
+        assert got == obj
+    pod = repo_server(built_argocd)
+    [upstream] = [o for o in install if o["kind"] == "Deployment" and o["metadata"]["name"] == "argocd-repo-server"]
+    upstream_pod = upstream["spec"]["template"]["spec"]
+    assert [c for c in pod["containers"] if c["name"] != "modelplane-render"] == upstream_pod["containers"]
+    assert [v for v in pod["volumes"] if not v["name"].startswith("modelplane-render-")] == upstream_pod["volumes"]
