@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from apiserver import find_peer
 
 BUILD_HINT = {
