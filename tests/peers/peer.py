@@ -14,6 +14,7 @@ BUILD_HINT = {
     "etcd": "bash tests/peers/build-etcd.sh",
     "kustomize": "bash tests/peers/build-kustomize.sh",
     "argocd-cmp-server": "bash tests/peers/build-argocd.sh",
+    "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
 }
 
 
