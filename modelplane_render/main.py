@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn, Optional
 
 from . import __version__
-from .errors import EXIT_INVALID, EXIT_USAGE, InputError, RenderFailure, UsageError
+from .errors import EXIT_INVALID, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
 
 PROG = "modelplane-render"
 COMMANDS = {
@@ -45,20 +47,63 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         code: int = module.run(args)
         return code
     except InputError as exc:
-        sys.stderr.write("".join(f"{e}\n" for e in exc.errors))
+        _report(*(str(_bounded(e)) for e in exc.errors))
         return EXIT_INVALID
     except UsageError as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n")
+        _report(f"{PROG}: {_one_line(str(exc))}")
         return EXIT_USAGE
     except RenderFailure as exc:
-        sys.stderr.write(f"{PROG}: {exc}\n")
+        _report(f"{PROG}: {_one_line(str(exc))}")
         return EXIT_INVALID
     except KeyboardInterrupt:
-        sys.stderr.write(f"{PROG}: interrupted\n")
+        _report(f"{PROG}: interrupted")
+        return EXIT_INVALID
+    except MemoryError:
+        _report(f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)")
         return EXIT_INVALID
     except Exception as exc:  # the last line of defence: never a traceback on a user's screen
-        sys.stderr.write(f"{PROG}: internal error ({type(exc).__name__}: {exc}); please report it with the input that caused it\n")
+        _report(f"{PROG}: internal error ({type(exc).__name__}: {_one_line(str(exc))}); please report it with the input that caused it")
         return EXIT_INVALID
+
+
+# Characters that would break "one error per line" (a file name or a quoted value carrying a
+# line break) or hide text on a terminal; shown escaped instead. A tab stays: it is harmless.
+_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# An error line stays readable however long the key or value it quotes: ends kept, middle cut.
+MAX_ERROR_FIELD = 400
+
+
+def _one_line(text: str, limit: int = MAX_ERROR_FIELD) -> str:
+    """Text for one bounded line: control characters escaped, a huge key or value cut short."""
+    if len(text) > limit:
+        cut = len(text) - limit
+        text = f"{text[: limit // 2]}...({cut} characters left out)...{text[-limit // 2 :]}"
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+
+
+def _bounded(error: SourceError) -> SourceError:
+    """An error whose file, path and message each fit on a line: a 1 MiB key is shown by its ends."""
+    return dataclasses.replace(error, file=_one_line(error.file), path=_one_line(error.path), message=_one_line(error.message))
+
+
+def _report(*lines: str) -> None:
+    """Lines to stderr as UTF-8 whatever the locale (so errors are deterministic bytes too); a
+    closed stderr costs the message, never a traceback."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    text = "".join(f"{line}\n" for line in lines)
+    try:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(text.encode("utf-8", "backslashreplace"))
+            buffer.flush()
+        else:
+            stream.write(text)
+            stream.flush()
+    except (OSError, ValueError):
+        pass
 
 
 def entry() -> NoReturn:

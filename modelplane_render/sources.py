@@ -9,18 +9,24 @@ duplicate keys, tags other than the core ones, and merge keys (`<<`) are errors.
 from __future__ import annotations
 
 import os
+import re
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 
 from .errors import FieldPath, InputError, MapKey, SourceError
 
-# Limits that keep a hostile file from taking the process down (stated in the README).
+# Limits that keep hostile or broken input from taking the process down (stated in the README).
+# Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
+# 11,000 nodes) and low enough that hitting it costs seconds and a few hundred MB, not the machine:
+# PyYAML's composer keeps ~600 bytes per node of a document before we see any of it.
 MAX_FILE_BYTES = 16 * 1024 * 1024
-MAX_NODES_PER_FILE = 2_000_000
+MAX_TOTAL_BYTES = 64 * 1024 * 1024  # all files of one run together
+MAX_NODES_PER_FILE = 500_000  # keys and values, after expanding aliases
+MAX_NODES_PER_RUN = 1_000_000  # the same, all files of one run together
 MAX_DEPTH = 100
 MAX_DOCUMENTS_PER_FILE = 10_000
 
@@ -86,7 +92,9 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
     Directories are walked recursively in sorted order; only `*.yaml`/`*.yml` files are
     read, names starting with `.` are skipped (`.git`, editor files) and so are
     kustomization files. A symlink may only lead to a regular file inside the directory
-    that was given: Argo CD refuses out-of-bounds symlinks, and so do we.
+    that was given: Argo CD refuses out-of-bounds symlinks, and so do we. A symlink to a
+    directory is not followed (as kubectl's and Argo CD's walks don't). A directory that
+    can't be listed is an error: skipping it would silently drop the objects inside.
     """
     found: list[tuple[str, str]] = []
     errors: list[SourceError] = []
@@ -96,7 +104,8 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
             continue
         if os.path.isdir(given):
             root = os.path.realpath(given)
-            for dirpath, dirnames, filenames in os.walk(given, onerror=None, followlinks=False):
+
+            for dirpath, dirnames, filenames in os.walk(given, onerror=_walk_error(given, errors), followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
                 for name in sorted(filenames):
                     if name.startswith(".") or not name.endswith(YAML_SUFFIXES) or name in KUSTOMIZE_FILE_NAMES:
@@ -117,6 +126,19 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
     return found, errors
 
 
+def _walk_error(given: str, errors: list[SourceError]) -> Callable[[OSError], None]:
+    def unreadable(exc: OSError) -> None:
+        where = exc.filename if isinstance(exc.filename, str) else given
+        shown = where if where == given else display_path(where)
+        errors.append(SourceError(shown, 1, 1, ".", f"cannot read directory: {_reason(exc)}"))
+
+    return unreadable
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
 def _unsafe_file(path: str, root: str | None) -> str | None:
     real = os.path.realpath(path)
     if root is not None and os.path.commonpath([root, real]) != root:
@@ -124,83 +146,244 @@ def _unsafe_file(path: str, root: str | None) -> str | None:
     try:
         mode = os.stat(real).st_mode
     except OSError as exc:
-        return f"cannot read: {exc.strerror.lower() if exc.strerror else exc}"
+        return f"cannot read: {_reason(exc)}"
     if not stat.S_ISREG(mode):
         return "not a regular file (a device, FIFO or socket): refusing to read it"
     return None
 
 
 def read_file(shown: str, path: str) -> bytes:
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
+    """The bytes of a regular file of at most MAX_FILE_BYTES; a bigger one is an error."""
+    return _read(shown, path, MAX_FILE_BYTES)
+
+
+def _read(shown: str, path: str, limit: int) -> bytes:
+    """A regular file's bytes, never more than `limit` + 1 of them (the caller sees it went over).
+
+    The file is opened without blocking and checked again once open, so a file swapped for
+    a FIFO or a device after `find_files` looked at it is refused rather than read forever.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise InputError([SourceError(shown, 1, 1, ".", "not a regular file (a device, FIFO or socket): refusing to read it")])
+        data = handle.read(min(limit, MAX_FILE_BYTES) + 1)
     if len(data) > MAX_FILE_BYTES:
         raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
     return data
 
 
+# What YAML (and so kubectl's go-yaml) accepts as text: its printable set. libyaml reports the
+# others at 1:1; finding them ourselves gives the line and column of the bad character.
+_NOT_YAML_TEXT = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# Line breaks as libyaml counts them for its marks (YAML 1.1): CR LF, CR, LF, NEL, LS, PS.
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def _line_col(text: str, index: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of text[index], counted as the YAML parser counts."""
+    line, start = 1, 0
+    for match in _LINE_BREAK.finditer(text, 0, index):
+        line, start = line + 1, match.end()
+    return line, index - start + 1
+
+
 def decode(shown: str, raw: bytes) -> str:
-    """Bytes to text as kubectl takes them: UTF-8 (an initial BOM dropped), or UTF-16 with a BOM."""
+    """Bytes to text as kubectl takes them: UTF-8 (an initial BOM dropped), or UTF-16 with a BOM.
+
+    Anything else fails at the line and column of the first bad byte or character.
+    """
     if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16-le" if raw.startswith(b"\xff\xfe") else "utf-16-be"
         try:
-            return raw.decode("utf-16")
-        except UnicodeDecodeError:
-            raise InputError([SourceError(shown, 1, 1, ".", "invalid UTF-16 text")]) from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (raw.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            [SourceError(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]
-        ) from None
+            text = raw[2:].decode(codec)
+        except UnicodeDecodeError as exc:
+            start = exc.start - exc.start % 2
+            line, col = _line_col(raw[2 : 2 + start].decode(codec), start // 2)
+            reason = "an odd number of bytes" if exc.reason == "truncated data" else "a lone surrogate"
+            raise InputError([SourceError(shown, line, col, ".", f"invalid UTF-16 text ({reason})")]) from None
+    else:
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            before = raw[: exc.start].decode("utf-8")
+            line, col = _line_col(before, len(before))
+            raise InputError(
+                [SourceError(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]
+            ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    nul = text.find("\x00")
-    if nul >= 0:
-        line = text.count("\n", 0, nul) + 1
-        col = nul - (text.rfind("\n", 0, nul) + 1) + 1
-        raise InputError([SourceError(shown, line, col, ".", "NUL byte in text: this looks like a binary file")])
+    problem = _not_yaml_text(shown, text, utf16=raw.startswith((b"\xff\xfe", b"\xfe\xff")))
+    if problem:
+        raise InputError([problem])
     return text
+
+
+def _not_yaml_text(shown: str, text: str, *, utf16: bool = False) -> Optional[SourceError]:
+    """The first character YAML does not allow in its text, at its line and column."""
+    bad = _NOT_YAML_TEXT.search(text)
+    if not bad:
+        return None
+    line, col = _line_col(text, bad.start())
+    char = bad.group()
+    if char == "\x00":
+        message = "NUL byte in text: this looks like a binary file" + ("" if utf16 else ", or UTF-16 without a byte order mark")
+    else:
+        message = f"control character U+{ord(char):04X} is not allowed in YAML text"
+    return SourceError(shown, line, col, ".", message)
+
+
+class _Budget:
+    """YAML nodes still allowed: in this file, and in this run (the files of one `iter_documents`)."""
+
+    def __init__(self) -> None:
+        self.run_left = MAX_NODES_PER_RUN
+        self.file_left = MAX_NODES_PER_FILE
+
+    def new_file(self) -> None:
+        self.file_left = MAX_NODES_PER_FILE
+
+    def allows(self, count: int) -> bool:
+        return count <= self.file_left and count <= self.run_left
+
+    def spend(self, mark: Any, path: FieldPath) -> None:
+        self.file_left -= 1
+        self.run_left -= 1
+        if self.file_left < 0 or self.run_left < 0:
+            raise _Fault(mark, path, self.exceeded(0))
+
+    def exceeded(self, count: int) -> str:
+        """Which limit `count` more nodes go over."""
+        if count > self.file_left:
+            return f"more than {MAX_NODES_PER_FILE} YAML nodes in one file (keys and values, after expanding aliases): that is the limit"
+        return (
+            f"more than {MAX_NODES_PER_RUN} YAML nodes in all the files read (keys and values, after expanding aliases): that is the limit"
+        )
+
+
+_TOO_DEEP = f"YAML nested deeper than {MAX_DEPTH} levels"
+_NODE_EVENTS = frozenset({yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent})
+_END_EVENTS = frozenset({yaml.SequenceEndEvent, yaml.MappingEndEvent})
+
+
+def _scan(text: str, budget: _Budget) -> None:
+    """Enforce the limits on the parser's events, before PyYAML composes a document.
+
+    The composer builds a whole document as nodes (about 600 bytes each) before it hands it
+    over, so a 16 MiB flow list would cost gigabytes and a minute before `_construct` could
+    count anything. Events stream, so counting them stops a hostile file early; an alias
+    counts as the size of what it repeats, so an alias bomb stops at its first big alias
+    instead of after half a million constructed nodes. A syntax error ends the scan
+    quietly: composing meets it at the same place and reports it.
+    """
+    nodes = documents = 0
+    starts: list[tuple[int, Optional[str]]] = []  # per open collection: nodes before it, its anchor
+    sizes: dict[str, int] = {}  # expanded size of each anchored node of the document
+    try:
+        for event in yaml.parse(text, Loader=_Loader):
+            kind = type(event)
+            if kind in _NODE_EVENTS:
+                if len(starts) > MAX_DEPTH:
+                    raise _Fault(event.start_mark, (), _TOO_DEEP)
+                anchor: Optional[str] = getattr(event, "anchor", None)
+                nodes += sizes.get(anchor or "", 1) if kind is yaml.AliasEvent else 1
+                if not budget.allows(nodes):
+                    raise _Fault(event.start_mark, (), budget.exceeded(nodes))
+                if kind is yaml.ScalarEvent:
+                    if anchor is not None:
+                        sizes[anchor] = 1
+                elif kind is not yaml.AliasEvent:
+                    starts.append((nodes - 1, anchor))
+            elif kind in _END_EVENTS:
+                before, anchor = starts.pop()
+                if anchor is not None:
+                    sizes[anchor] = nodes - before
+            elif kind is yaml.DocumentStartEvent:
+                sizes.clear()
+                documents += 1
+                if documents > MAX_DOCUMENTS_PER_FILE:
+                    fault = _Fault(event.start_mark, (), f"more than {MAX_DOCUMENTS_PER_FILE} documents in one file")
+                    fault.column = 1
+                    raise fault
+    except yaml.YAMLError:
+        return
 
 
 def load_documents(shown: str, text: str) -> list[Document]:
     """Every non-empty document of a file; a syntax error anywhere makes the whole file invalid."""
+    return _load(shown, text, _Budget())
+
+
+def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
+    from .errors import format_path
+
+    if len(text) > MAX_FILE_BYTES:
+        raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
     documents: list[Document] = []
-    budget = [MAX_NODES_PER_FILE]
     try:
+        budget.new_file()
+        _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
-            if index >= MAX_DOCUMENTS_PER_FILE:
-                raise InputError(
-                    [SourceError(shown, node.start_mark.line + 1, 1, ".", f"more than {MAX_DOCUMENTS_PER_FILE} documents in one file")]
-                )
             if node.tag == _T + "null" and isinstance(node, yaml.ScalarNode):
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it
             positions = Positions()
-            data = _construct(node, (), positions, 0, budget)
+            data = _construct(node, (), positions, 0, budget, set())
             documents.append(Document(shown, index, data, positions))
     except _Fault as fault:
-        from .errors import format_path
-
         raise InputError([SourceError(shown, fault.line, fault.column, format_path(fault.path), fault.message)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
-        message = "YAML syntax: " + (exc.problem or "invalid YAML") + (f" ({exc.context})" if exc.context else "")
-        raise InputError([SourceError(shown, line, col, ".", message)]) from None
+        # At the end of a file without a final line break libyaml's mark is on a line that
+        # doesn't exist: point just after the last character instead.
+        line, col = min((line, col), _line_col(text, len(text)))
+        message = _syntax_message(exc)
+        raise InputError([SourceError(shown, line, col, ".", message if message == _TOO_DEEP else "YAML syntax: " + message)]) from None
     except yaml.YAMLError as exc:
-        raise InputError([SourceError(shown, 1, 1, ".", f"YAML syntax: {str(exc).splitlines()[0]}")]) from None
+        # The reader's errors (a character YAML does not allow) carry no line: find it.
+        where = _not_yaml_text(shown, text)
+        raise InputError([where or SourceError(shown, 1, 1, ".", f"YAML syntax: {str(exc).splitlines()[0]}")]) from None
     except RecursionError:
-        raise InputError([SourceError(shown, 1, 1, ".", f"YAML nested deeper than {MAX_DEPTH} levels")]) from None
+        raise InputError([SourceError(shown, 1, 1, ".", _TOO_DEEP)]) from None
     return documents
 
 
-def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: list[int]) -> Any:
+def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+    problem, context = exc.problem or "invalid YAML", exc.context
+    if problem == "second occurrence" and context and "duplicate anchor" in context and exc.context_mark:
+        # PyYAML's words, reordered to read as one sentence.
+        return f"{context.split(';')[0]} (first given on line {exc.context_mark.line + 1})"
+    if problem.startswith("exceeded maximum nesting depth"):
+        return _TOO_DEEP  # libyaml's own bound (1000), met before our scan could see level 101
+    mark = exc.problem_mark
+    if problem in _LONG_KEY_PROBLEMS and mark is not None and mark.column >= MAX_SIMPLE_KEY:
+        return f"{problem}: a key is at most {MAX_SIMPLE_KEY} characters long in YAML unless written as an explicit `? key`"
+    return problem + (f" ({context})" if context else "")
+
+
+# YAML's own limit on an implicit ("simple") key, and what libyaml says when a line passes it.
+MAX_SIMPLE_KEY = 1024
+_LONG_KEY_PROBLEMS = frozenset({"mapping values are not allowed in this context", "could not find expected ':'"})
+
+
+def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
     if depth > MAX_DEPTH:
-        raise _Fault(node.start_mark, path, f"YAML nested deeper than {MAX_DEPTH} levels")
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise _Fault(node.start_mark, path, f"more than {MAX_NODES_PER_FILE} YAML nodes in one file (after expanding aliases)")
+        raise _Fault(node.start_mark, path, _TOO_DEEP)
+    budget.spend(node.start_mark, path)
     positions.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
+        if id(node) in open_nodes:
+            raise _Fault(node.start_mark, path, "an alias refers to a collection that contains it (a recursive structure)")
+        open_nodes.add(id(node))
+        try:
+            return _construct_collection(node, path, positions, depth, budget, open_nodes)
+        finally:
+            open_nodes.discard(id(node))
+    return _scalar(node, path)
+
+
+def _construct_collection(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
     tag = node.tag
     if isinstance(node, yaml.MappingNode):
         if tag != _T + "map":
@@ -211,6 +394,7 @@ def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, bud
                 raise _Fault(key_node.start_mark, path, "YAML merge keys (<<) are not supported: write the keys out")
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Fault(key_node.start_mark, path, "a mapping key must be a scalar")
+            budget.spend(key_node.start_mark, path)
             key = _key_string(_scalar(key_node, path))
             child: FieldPath = path + (key,)
             if key in result:
@@ -218,13 +402,11 @@ def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, bud
                 shown_key = key if _is_identifier(key) else MapKey(key)
                 raise _Fault(key_node.start_mark, path + (shown_key,), f'duplicate key "{key}" (first given on line {first})')
             positions.keys[child] = (key_node.start_mark.line + 1, key_node.start_mark.column + 1)
-            result[key] = _construct(value_node, child, positions, depth + 1, budget)
+            result[key] = _construct(value_node, child, positions, depth + 1, budget, open_nodes)
         return result
-    if isinstance(node, yaml.SequenceNode):
-        if tag != _T + "seq":
-            raise _Fault(node.start_mark, path, f"YAML tag {tag} is not allowed: only the core tags are")
-        return [_construct(item, path + (i,), positions, depth + 1, budget) for i, item in enumerate(node.value)]
-    return _scalar(node, path)
+    if tag != _T + "seq":
+        raise _Fault(node.start_mark, path, f"YAML tag {tag} is not allowed: only the core tags are")
+    return [_construct(item, path + (i,), positions, depth + 1, budget, open_nodes) for i, item in enumerate(node.value)]
 
 
 def _is_identifier(key: str) -> bool:
@@ -238,13 +420,15 @@ def _scalar(node: Any, path: FieldPath) -> Any:
     if tag == _T + "int":
         if ":" in node.value:
             return node.value  # YAML 1.1 base 60 (`1:20`); go-yaml reads it as a string
-        return _SCALAR.construct_yaml_int(node)
+        if len(node.value) > MAX_INTEGER_DIGITS:
+            raise _Fault(node.start_mark, path, f"an integer of more than {MAX_INTEGER_DIGITS} digits is not allowed")
+        return _typed(node, path, "an integer", _SCALAR.construct_yaml_int)
     if tag == _T + "float":
         if ":" in node.value:
             return node.value
-        return _SCALAR.construct_yaml_float(node)
+        return _typed(node, path, "a number", _SCALAR.construct_yaml_float)
     if tag == _T + "bool":
-        return _SCALAR.construct_yaml_bool(node)
+        return _typed(node, path, "a boolean", _SCALAR.construct_yaml_bool)
     if tag == _T + "null":
         return None
     raise _Fault(
@@ -252,6 +436,20 @@ def _scalar(node: Any, path: FieldPath) -> Any:
         path,
         f"YAML tag {tag.replace(_T, '!!')} is not allowed: only the core tags (str, int, float, bool, null, map, seq) are",
     )
+
+
+# Python refuses to read an integer of more than 4300 digits (a guard against quadratic time);
+# no Kubernetes field holds one (int64 has 19).
+MAX_INTEGER_DIGITS = 4000
+
+
+def _typed(node: Any, path: FieldPath, kind: str, construct: Callable[[Any], Any]) -> Any:
+    """An explicitly tagged scalar (`!!int x`) whose text is not of its tag's kind is an error."""
+    try:
+        return construct(node)
+    except (ValueError, IndexError, KeyError):
+        shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
+        raise _Fault(node.start_mark, path, f'"{shown}" is not {kind}, but is tagged {node.tag.replace(_T, "!!")}') from None
 
 
 def _key_string(key: Any) -> str:
@@ -266,14 +464,30 @@ def _key_string(key: Any) -> str:
 
 
 def iter_documents(paths: list[str]) -> Iterator[Document | SourceError]:
-    """Every document of every file, or an error per file that can't be read."""
+    """Every document of every file, or an error per file that can't be read.
+
+    The limits on bytes and nodes hold for the whole run: a directory of many big files is
+    as bounded as one. Once the bytes are spent, the remaining files are not read.
+    """
     files, errors = find_files(paths)
     yield from errors
+    budget = _Budget()
+    bytes_left = MAX_TOTAL_BYTES
     for shown, real in files:
         try:
-            text = decode(shown, read_file(shown, real))
-            yield from load_documents(shown, text)
+            raw = _read(shown, real, bytes_left)
+            bytes_left -= len(raw)
+            if bytes_left < 0:
+                yield SourceError(
+                    shown,
+                    1,
+                    1,
+                    ".",
+                    f"the files read hold more than {MAX_TOTAL_BYTES // (1024 * 1024)} MiB of YAML in all: that is the limit",
+                )
+                return
+            yield from _load(shown, decode(shown, raw), budget)
         except InputError as exc:
             yield from exc.errors
         except OSError as exc:
-            yield SourceError(shown, 1, 1, ".", f"cannot read: {(exc.strerror or str(exc)).lower()}")
+            yield SourceError(shown, 1, 1, ".", f"cannot read: {_reason(exc)}")

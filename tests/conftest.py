@@ -64,3 +64,15 @@ def run_process(
 @pytest.fixture
 def snapshot_yaml(snapshot):  # type: ignore[no-untyped-def]
     return snapshot.use_extension(YamlSnapshotExtension)
+
+
+# Markers whose tests run only when asked for with `-m` (CI asks; `.ci/run` says how long each takes).
+OPT_IN_MARKERS = ("slow", "other_pythons")
+
+
+def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    selected = config.option.markexpr or ""
+    for item in items:
+        for name in OPT_IN_MARKERS:
+            if name in item.keywords and name not in selected:
+                item.add_marker(pytest.mark.skip(reason=f"{name}: run with `pytest -m {name}`"))

@@ -1,0 +1,268 @@
+"""Resource limits: hostile sizes are refused (or handled) in bounded time and memory, naming the limit.
+
+Each case runs where a crash would show: the deep-nesting cases in a real process (a C stack
+overflow in libyaml's composer would kill it, and the exit status would say so), the others
+in-process under tracemalloc, which counts every Python allocation (a node graph, a file read
+whole) without a separate process's start-up noise.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from conftest import ROOT, VALID, Result
+from hostile import check_outcome, run_source
+from modelplane_render import sources
+from modelplane_render.errors import InputError
+from modelplane_render.sources import MAX_DEPTH, MAX_DOCUMENTS_PER_FILE, MAX_NODES_PER_FILE, MAX_NODES_PER_RUN
+
+MiB = 1024 * 1024
+REPLICA = (VALID[0] / "replica.yaml").read_text()
+
+
+def measured(action: Callable[[], Result]) -> tuple[Result, float, int]:
+    """The result, the seconds it took and the peak bytes Python allocated meanwhile."""
+    tracemalloc.start()
+    start = time.perf_counter()
+    try:
+        result = action()
+        seconds = time.perf_counter() - start
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return result, seconds, peak
+
+
+def only_error(result: Result) -> str:
+    check_outcome(result.code, result.stdout, result.stderr)
+    assert result.code == 1
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+def run_child(args: list[str], cwd: Path) -> tuple[int, bytes, bytes, int]:
+    """A real process: exit status (negative for a signal), stdout, stderr and its own peak RSS."""
+    with open(cwd / "stdout", "w+b") as out, open(cwd / "stderr", "w+b") as err:
+        process = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return process.returncode, out.read(), err.read(), usage.ru_maxrss * 1024
+
+
+# ---------------------------------------------------------------------------------------------
+# Aliases
+
+
+def billion_laughs(levels: int = 9) -> str:
+    text = 'lol0: &lol0 "lol"\n'
+    for i in range(1, levels + 1):
+        text += f"lol{i}: &lol{i} [" + ", ".join([f"*lol{i - 1}"] * 10) + "]\n"
+    return text
+
+
+def test_billion_laughs_is_refused_at_once_naming_the_limit(tmp_path):  # type: ignore[no-untyped-def]
+    result, seconds, peak = measured(lambda: run_source(tmp_path, billion_laughs()))
+    line = only_error(result)
+    assert (
+        line
+        == f"case.yaml:7:35: .: more than {MAX_NODES_PER_FILE} YAML nodes in one file (keys and values, after expanding aliases): that is the limit"
+    )
+    assert seconds < 2 and peak < 40 * MiB, (seconds, peak)
+
+
+def test_quadratic_alias_expansion_is_refused_before_it_is_built(tmp_path):  # type: ignore[no-untyped-def]
+    """One big anchor repeated many times: few bytes per alias, the whole anchor per expansion."""
+    anchor = "big: &big [" + ", ".join(str(i) for i in range(20_000)) + "]\n"
+    text = anchor + "uses:\n" + "".join("- *big\n" for _ in range(100))
+    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    assert "YAML nodes in one file (keys and values, after expanding aliases): that is the limit" in only_error(result)
+    assert seconds < 3 and peak < 60 * MiB, (seconds, peak)
+
+
+def test_aliases_within_the_limit_are_expanded_as_written_out(tmp_path):  # type: ignore[no-untyped-def]
+    """An anchor for a repeated block is ordinary YAML: it renders as if written out twice."""
+    written_out = yaml.safe_load(REPLICA)
+    with_alias = REPLICA.replace("        selectors:\n", "        selectors: &sel\n", 1)
+    with_alias += "---\n" + yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x"}, "data": {"a": "b"}})
+    plain = run_source(tmp_path, yaml.safe_dump_all([written_out]))
+    assert run_source(tmp_path, with_alias).code == 0 and plain.code == 0
+
+
+def test_a_recursive_alias_is_an_error_not_a_loop(tmp_path):  # type: ignore[no-untyped-def]
+    line = only_error(run_source(tmp_path, "a: &a [1, *a]\n"))
+    assert line == "case.yaml:1:4: a[1]: an alias refers to a collection that contains it (a recursive structure)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Size
+
+
+def test_a_50_mb_file_is_refused_without_reading_it_whole(tmp_path):  # type: ignore[no-untyped-def]
+    line_text = "# " + "x" * 1021 + "\n"  # 1 KiB lines of comment: valid YAML all the way
+    with open(tmp_path / "case.yaml", "w") as handle:
+        handle.write(REPLICA)
+        handle.write(line_text * (50 * 1024))
+    from conftest import run_cli
+
+    result, seconds, peak = measured(lambda: run_cli("render", "case.yaml", cwd=tmp_path))
+    assert only_error(result) == "case.yaml:1:1: .: file is larger than the 16 MiB limit"
+    assert seconds < 2 and peak < 40 * MiB, (seconds, peak)  # 16 MiB read, no more
+
+
+def test_many_files_are_refused_once_the_run_has_read_its_limit(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    """The run's byte limit (64 MiB), scaled down to 1 MiB so the test writes little."""
+    from conftest import run_cli
+
+    monkeypatch.setattr(sources, "MAX_TOTAL_BYTES", MiB)
+    chunk = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {name}\ndata:\n  big: " + "x" * (300 * 1024) + "\n"
+    for i in range(6):
+        (tmp_path / f"part-{i}.yaml").write_text(chunk.replace("{name}", f"c{i}"))
+    result = run_cli("render", ".", cwd=tmp_path)
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr == "part-3.yaml:1:1: .: the files read hold more than 1 MiB of YAML in all: that is the limit\n"
+
+
+def test_a_long_string_is_handled_and_comes_out_whole(tmp_path):  # type: ignore[no-untyped-def]
+    value = "v" * (4 * MiB)
+    text = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "long"}, "data": {"big": value}}, width=1 << 30)
+    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    (obj,) = check_outcome(result.code, result.stdout, result.stderr, text)
+    assert obj["data"]["big"] == value
+    assert seconds < 10 and peak < 120 * MiB, (seconds, peak)
+
+
+def test_a_long_key_gives_a_bounded_error_line(tmp_path):  # type: ignore[no-untyped-def]
+    """A 1 MiB key (explicit `? key` syntax) in a replica: one error line, cut to a readable length."""
+    key = "k" * MiB
+    text = REPLICA.replace("spec:\n", f"spec:\n  ? {key}\n  : 1\n", 1)
+    result, seconds, _ = measured(lambda: run_source(tmp_path, text))
+    line = only_error(result)
+    assert line.startswith("case.yaml:") and "unknown field" in line and "characters left out" in line
+    assert len(line) < 1100 and seconds < 5
+
+
+def test_a_simple_key_over_1024_characters_says_why(tmp_path):  # type: ignore[no-untyped-def]
+    line = only_error(run_source(tmp_path, "k" * 1100 + ": 1\n"))
+    assert line.startswith("case.yaml:1:1101: .: YAML syntax:") and "1024 characters" in line and "? key" in line
+
+
+# ---------------------------------------------------------------------------------------------
+# Count of nodes and documents
+
+
+def test_a_huge_flow_list_is_refused_while_parsing_not_after(tmp_path):  # type: ignore[no-untyped-def]
+    """16 MiB of `a,`: 8 million nodes, which PyYAML's composer alone would turn into gigabytes."""
+    text = "a: [" + "a," * (8 * MiB - 8) + "a]\n"
+    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    line = only_error(result)
+    assert line.startswith("case.yaml:1:") and f"more than {MAX_NODES_PER_FILE} YAML nodes in one file" in line
+    assert seconds < 15 and peak < 100 * MiB, (seconds, peak)
+
+
+def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    """Many files each under the per-file limit still can't take the run over its own limit."""
+    from conftest import run_cli
+
+    monkeypatch.setattr(sources, "MAX_NODES_PER_FILE", 1000)
+    monkeypatch.setattr(sources, "MAX_NODES_PER_RUN", 2500)
+    for i in range(4):  # 11 nodes of ConfigMap and 900 of list: 911 a file
+        items = ", ".join("x" for _ in range(900))
+        (tmp_path / f"f{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\nlist: [{items}]\n")
+    result = run_cli("render", ".", cwd=tmp_path)
+    assert result.code == 1 and result.stdout == ""
+    f2, f3 = result.stderr.splitlines()
+    assert f2.startswith("f2.yaml:4:") and f2.endswith(
+        ": .: more than 2500 YAML nodes in all the files read (keys and values, after expanding aliases): that is the limit"
+    )
+    assert f3.startswith("f3.yaml:")
+
+
+def test_100000_documents_are_refused_at_the_limit(tmp_path):  # type: ignore[no-untyped-def]
+    text = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(100_000))
+    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    line = only_error(result)
+    assert line == f"case.yaml:{5 * MAX_DOCUMENTS_PER_FILE + 1}:1: .: more than {MAX_DOCUMENTS_PER_FILE} documents in one file"
+    assert seconds < 10 and peak < 60 * MiB, (seconds, peak)
+
+
+def test_many_documents_within_the_limit_render(tmp_path):  # type: ignore[no-untyped-def]
+    text = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i:05}\n" for i in range(2000))
+    result = run_source(tmp_path, text)
+    assert len(check_outcome(result.code, result.stdout, result.stderr, text)) == 2000
+
+
+# ---------------------------------------------------------------------------------------------
+# Depth: in a real process, where a C stack overflow would show as a signal
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        pytest.param(lambda n: "a: " + "[" * n + "]" * n + "\n", id="flow-lists"),
+        pytest.param(lambda n: "a: " + "{a: " * n + "x" + "}" * n + "\n", id="flow-maps"),
+        pytest.param(lambda n: "- " * n + "x\n", id="block-lists"),
+        # Block mappings indent once more per level: 5,000 levels is already 12.5 MB of spaces,
+        # and 10,000 would be refused as a file over 16 MiB before any parsing.
+        pytest.param(lambda n: "".join(" " * i + "k:\n" for i in range(n // 2)) + " " * (n // 2) + "x\n", id="block-maps-5000"),
+    ],
+)
+def test_10000_deep_nesting_is_refused_cleanly(shape, tmp_path):  # type: ignore[no-untyped-def]
+    source = shape(10_000)
+    (tmp_path / "case.yaml").write_text(source)
+    code, out, err, rss = run_child([sys.executable, str(ROOT / "plugin.py"), "render", "case.yaml"], tmp_path)
+    assert code == 1, (code, err[-300:])  # a signal would be negative
+    assert out == b""
+    (line,) = err.decode().splitlines()
+    assert line.endswith(f": .: YAML nested deeper than {MAX_DEPTH} levels") and line.startswith("case.yaml:")
+    assert rss < 300 * MiB, rss
+
+
+def test_nesting_at_the_limit_is_read_and_one_more_is_not():  # type: ignore[no-untyped-def]
+    def nested(levels: int) -> str:
+        return "a: " + "[" * levels + "]" * levels + "\n"  # the root mapping is level 0
+
+    assert sources.load_documents("f", nested(MAX_DEPTH))
+    with pytest.raises(InputError) as caught:
+        sources.load_documents("f", nested(MAX_DEPTH + 1))
+    assert str(caught.value.errors[0]) == f"f:1:{4 + MAX_DEPTH}: .: YAML nested deeper than {MAX_DEPTH} levels"
+
+
+def test_deep_nesting_through_aliases_is_refused(tmp_path):  # type: ignore[no-untyped-def]
+    """Each alias adds the depth of what it repeats: 60 levels aliased 60 levels down is 120."""
+    text = "a: &deep " + "[" * 60 + "]" * 60 + "\nb: " + "[" * 60 + "*deep" + "]" * 60 + "\n"
+    assert f"YAML nested deeper than {MAX_DEPTH} levels" in only_error(run_source(tmp_path, text))
+
+
+def test_the_pure_python_loader_is_bounded_too(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
+    """Without libyaml (a platform with no wheel), the same limits and messages."""
+    monkeypatch.setattr(sources, "_Loader", yaml.SafeLoader)
+    line = only_error(run_source(tmp_path, "a: " + "[" * 10_000 + "]" * 10_000 + "\n"))
+    assert line == f"case.yaml:1:{4 + MAX_DEPTH}: .: YAML nested deeper than {MAX_DEPTH} levels"
+    assert "more than" in only_error(run_source(tmp_path, billion_laughs()))
+
+
+def test_limits_are_what_the_readme_says():  # type: ignore[no-untyped-def]
+    readme = (ROOT / "README.md").read_text()
+    stated: dict[str, Any] = {
+        f"{sources.MAX_FILE_BYTES // MiB} MiB": "file",
+        f"{sources.MAX_TOTAL_BYTES // MiB} MiB": "run",
+        f"{MAX_DOCUMENTS_PER_FILE:,}": "documents",
+        f"{MAX_NODES_PER_FILE:,}": "nodes a file",
+        f"{MAX_NODES_PER_RUN:,}": "nodes a run",
+        f"{MAX_DEPTH} levels": "depth",
+    }
+    for text in stated:
+        assert text in readme, f"README does not state the limit {text}"
