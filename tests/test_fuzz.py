@@ -1,0 +1,510 @@
+"""Fuzzing the command with mutated fixtures and random YAML: every run keeps the CLI contract.
+
+Each example is one file, rendered in-process through `main(["render", FILE])`: either exit 0
+with objects that parse back, or exit 1 with only `FILE:LINE:COL: path: message` lines and
+nothing on stdout (`hostile.check_outcome`). Four sources of input:
+
+- the replica documents of every valid fixture, mutated as data (drop, duplicate, retype,
+  lengthen or swap any field; random unicode; extreme numbers), then written as YAML;
+- a fixture's text, mutated as text (YAML tokens and random characters inserted, spans cut,
+  lines repeated, swapped or re-indented);
+- random YAML-ish text built from YAML's own tokens;
+- random bytes, and fixture bytes with bad bytes spliced in or in another encoding.
+
+The fast profile (a few hundred examples, derandomized so a run is repeatable) runs in the
+default suite. The long profile (`pytest -m slow`, which CI runs) is at least 100,000 examples
+in-process, with fresh randomness each run, plus a sample through the real process. A failure
+it finds becomes a fixture under fixtures/invalid/ or fixtures/valid/ and gets fixed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import marshal
+import os
+import tempfile
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, reject, settings
+from hypothesis import strategies as st
+
+from conftest import VALID, run_cli, run_process
+from hostile import KNOWN_BUG_FIXTURES, SOURCE, KnownCoreBug, check_outcome, run_source
+from modelplane_render import crd
+from modelplane_render import main as cli
+from modelplane_render.sources import KUSTOMIZE_FILE_NAMES, load_documents
+
+# ---------------------------------------------------------------------------------------------
+# What the fuzzer starts from: every valid fixture file, as text and as documents.
+
+FILES = [p for case in VALID for p in sorted(case.glob("*.y*ml")) if p.name not in KUSTOMIZE_FILE_NAMES]
+TEXTS = [p.read_text(encoding="utf-8") for p in FILES]
+DOCUMENTS = [[d.data for d in load_documents(p.name, t)] for p, t in zip(FILES, TEXTS, strict=True)]
+WITH_REPLICAS = [docs for docs in DOCUMENTS if any(_d.get("kind") == crd.KIND for _d in docs)]
+
+
+def _schema_keys(schema: Any, into: set[str]) -> set[str]:
+    """Every field name the CRD knows: random mappings use them, so mutations reach deep checks."""
+    if isinstance(schema, dict):
+        for key, value in schema.get("properties", {}).items():
+            into.add(key)
+            _schema_keys(value, into)
+        for key in ("items", "additionalProperties"):
+            _schema_keys(schema.get(key), into)
+    return into
+
+
+FIELD_NAMES = sorted(_schema_keys(crd.openapi_schema(), {"apiVersion", "kind", "metadata", "name", "namespace", "labels", "annotations"}))
+
+EXTREME_NUMBERS = [
+    0,
+    -1,
+    1,
+    2**31 - 1,
+    2**31,
+    2**32,
+    2**53 + 1,
+    2**63 - 1,
+    2**63,
+    -(2**63) - 1,
+    2**64,
+    10**100,
+    -(10**100),
+    10**4000,
+    1.0,
+    0.5,
+    -0.0,
+    1e-320,
+    1e308,
+    -1e308,
+    float("inf"),
+    float("-inf"),
+    float("nan"),
+    65535,
+    65536,
+]
+# Strings that mean something to YAML, to a template engine or to a shell, and Unicode that
+# means something to a line counter.
+TRICKY_STRINGS = [
+    "",
+    " ",
+    "yes",
+    "no",
+    "on",
+    "off",
+    "y",
+    "~",
+    "null",
+    "true",
+    "0755",
+    "0x1F",
+    "1:20",
+    "1e3",
+    ".inf",
+    ".nan",
+    "2001-12-14",
+    "<<",
+    "=",
+    "---",
+    "...",
+    "- x",
+    "a: b",
+    "{{ 7 * 7 }}",
+    "{% for x in y %}",
+    "${HOME}",
+    "$(id)",
+    "`id`",
+    "!!python/object/apply:os.system ['id']",
+    "&anchor",
+    "*alias",
+    "#",
+    "'",
+    '"',
+    "\\",
+    "\n",
+    "a\nb",
+    "\r\n",
+    "\t",
+    "\u2028",
+    "\u2029",
+    "\x85",
+    "\ufeff",
+    "\U0001f600",
+    "é",
+    "İı",
+    "a" * 63,
+    "a" * 64,
+    "a" * 254,
+]
+
+# Values by type, so a retype can pick any type but the old one without filtering.
+BY_TYPE: dict[type, st.SearchStrategy[Any]] = {
+    type(None): st.none(),
+    bool: st.booleans(),
+    int: st.integers() | st.sampled_from([n for n in EXTREME_NUMBERS if isinstance(n, int)]),
+    float: st.floats() | st.sampled_from([n for n in EXTREME_NUMBERS if isinstance(n, float)]),
+    str: st.text(max_size=20) | st.sampled_from(TRICKY_STRINGS),
+}
+SCALARS = st.one_of(*BY_TYPE.values())
+KEYS = st.one_of(st.sampled_from(FIELD_NAMES), st.text(max_size=12), st.sampled_from(TRICKY_STRINGS))
+# Collections one or two levels deep: deeper random trees cost generation time and reach no
+# deeper checks (the fixture around them supplies the depth).
+SMALL = st.lists(SCALARS, max_size=3) | st.dictionaries(KEYS, SCALARS, max_size=3)
+BY_TYPE[list] = st.lists(SCALARS | SMALL, max_size=4)
+BY_TYPE[dict] = st.dictionaries(KEYS, SCALARS | SMALL, max_size=4)
+VALUES = st.one_of(*BY_TYPE.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Data mutations of a replica document.
+
+Path_ = tuple[Any, ...]
+
+
+def _paths(value: Any, prefix: Path_ = ()) -> list[Path_]:
+    found = [prefix]
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found += _paths(child, prefix + (key,))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            found += _paths(child, prefix + (i,))
+    return found
+
+
+def _get(root: Any, path: Path_) -> Any:
+    for part in path:
+        root = root[part]
+    return root
+
+
+def _set(root: Any, path: Path_, value: Any) -> Any:
+    if not path:
+        return value
+    _get(root, path[:-1])[path[-1]] = value
+    return root
+
+
+def _drop(draw: Any, root: Any, path: Path_) -> Any:
+    if not path:
+        return None
+    parent = _get(root, path[:-1])
+    del parent[path[-1]]
+    return root
+
+
+def _duplicate(draw: Any, root: Any, path: Path_) -> Any:
+    value = _get(root, path)
+    if isinstance(value, list) and value:
+        value.extend(copy.deepcopy(value[: draw(st.integers(1, len(value)))]))
+        return root
+    if path and isinstance(_get(root, path[:-1]), list):
+        _get(root, path[:-1]).insert(path[-1], copy.deepcopy(value))
+        return root
+    if path:  # a mapping entry: the same value under a second, similar key
+        parent = _get(root, path[:-1])
+        parent[draw(KEYS)] = copy.deepcopy(value)
+    return root
+
+
+def _retype(draw: Any, root: Any, path: Path_) -> Any:
+    old = type(_get(root, path))
+    kind = draw(st.sampled_from([t for t in BY_TYPE if t is not old]))
+    return _set(root, path, draw(BY_TYPE[kind]))
+
+
+def _lengthen(draw: Any, root: Any, path: Path_) -> Any:
+    value = _get(root, path)
+    times = draw(st.sampled_from([2, 9, 64, 254, 1000]))
+    if isinstance(value, str):
+        return _set(root, path, (value or "x") * times)
+    if isinstance(value, list):
+        return _set(root, path, (value or [None]) * min(times, 100))
+    if isinstance(value, dict):
+        name, filler = draw(st.sampled_from(FIELD_NAMES)), draw(SCALARS)
+        value.update({f"{name}{i}": filler for i in range(min(times, 100))})
+        return root
+    if isinstance(value, bool) or value is None:
+        return _set(root, path, [value] * times)
+    return _set(root, path, value * times)
+
+
+def _swap(draw: Any, root: Any, path: Path_) -> Any:
+    other = draw(st.sampled_from(_paths(root)))
+    if not path or not other or path[: len(other)] == other or other[: len(path)] == path:
+        return root  # the same node, or one inside the other
+    a, b = _get(root, path), _get(root, other)
+    _set(root, path, b)
+    return _set(root, other, a)
+
+
+def _unicode(draw: Any, root: Any, path: Path_) -> Any:
+    value = _get(root, path)
+    text = draw(st.text(min_size=1, max_size=12) | st.sampled_from(TRICKY_STRINGS))
+    if isinstance(value, str) and value:
+        at = draw(st.integers(0, len(value)))
+        return _set(root, path, value[:at] + text + value[at:])
+    return _set(root, path, text)
+
+
+def _rekey(draw: Any, root: Any, path: Path_) -> Any:
+    if not path or not isinstance(_get(root, path[:-1]), dict):
+        return root
+    parent = _get(root, path[:-1])
+    parent[draw(KEYS)] = parent.pop(path[-1])
+    return root
+
+
+def _extreme(draw: Any, root: Any, path: Path_) -> Any:
+    return _set(root, path, draw(st.sampled_from(EXTREME_NUMBERS)))
+
+
+MUTATIONS: list[Callable[[Any, Any, Path_], Any]] = [_drop, _duplicate, _retype, _lengthen, _swap, _unicode, _rekey, _extreme]
+
+
+@st.composite
+def mutated_replicas(draw: Any) -> str:
+    documents = marshal.loads(marshal.dumps(draw(st.sampled_from(WITH_REPLICAS))))  # a deep copy, fast
+    replicas = [i for i, d in enumerate(documents) if isinstance(d, dict) and d.get("kind") == crd.KIND]
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.sampled_from(replicas))
+        path = draw(st.sampled_from(_paths(documents[i])))
+        mutate = draw(st.sampled_from(MUTATIONS))
+        documents[i] = mutate(draw, documents[i], path)
+    return yaml.dump_all(
+        documents,
+        Dumper=getattr(yaml, "CSafeDumper", yaml.SafeDumper),
+        sort_keys=False,
+        allow_unicode=draw(st.booleans()),
+        default_flow_style=draw(st.sampled_from([False, None, True])),
+        width=draw(st.sampled_from([40, 80, 4096])),
+        explicit_start=draw(st.booleans()),
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Text and bytes.
+
+YAML_TOKENS = [
+    ": ",
+    ":",
+    "- ",
+    "-",
+    "\n",
+    "  ",
+    "\t",
+    "[",
+    "]",
+    "{",
+    "}",
+    ", ",
+    "&a ",
+    "*a",
+    "&b ",
+    "*b",
+    "!!str ",
+    "!!int ",
+    "!!map ",
+    "!!binary ",
+    "!!python/object:os.system ",
+    "!custom ",
+    "! ",
+    "? ",
+    "| ",
+    "|-\n",
+    "> ",
+    "'",
+    '"',
+    '"\\u2028"',
+    '"\\ud800"',
+    '"\\x00"',
+    "# c\n",
+    "---\n",
+    "--- ",
+    "...\n",
+    "%YAML 1.1\n---\n",
+    "%TAG !e! tag:e.com,2000:\n---\n",
+    "<<: ",
+    "<<: *a\n",
+    "~",
+    "yes",
+    "0o17",
+    "0x",
+    "1e999",
+    ".nan",
+    "-.inf",
+    "9" * 5000,
+    "1:20:30",
+    "\ufeff",
+    "\x85",
+    "\u2028",
+    "\u2029",
+    "\r",
+    "\r\n",
+    "é",
+    "\U0001f600",
+    "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n",
+    "apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\n",
+    "metadata:\n  name: r\n",
+    "spec:\n  engines: []\n",
+    "  name: x\n",
+    "    - role: Leader\n",
+    "x" * 1100,
+]
+TOKEN_TEXT = st.lists(st.sampled_from(YAML_TOKENS) | st.text(max_size=4) | st.sampled_from(FIELD_NAMES), max_size=30).map("".join)
+
+
+@st.composite
+def mutated_text(draw: Any) -> str:
+    text = draw(st.sampled_from(TEXTS))
+    for _ in range(draw(st.integers(1, 4))):
+        lines = text.split("\n")
+        kind = draw(st.sampled_from(["insert", "delete", "replace", "repeat-line", "swap-lines", "indent"]))
+        at = draw(st.integers(0, len(text)))
+        if kind == "insert":
+            text = text[:at] + draw(TOKEN_TEXT) + text[at:]
+        elif kind == "delete":
+            text = text[:at] + text[at + draw(st.integers(1, 80)) :]
+        elif kind == "replace":
+            text = text[:at] + draw(st.text(min_size=1, max_size=8) | st.sampled_from(YAML_TOKENS)) + text[at + draw(st.integers(1, 8)) :]
+        else:
+            i, j = draw(st.integers(0, len(lines) - 1)), draw(st.integers(0, len(lines) - 1))
+            if kind == "repeat-line":
+                lines.insert(i, lines[j])
+            elif kind == "swap-lines":
+                lines[i], lines[j] = lines[j], lines[i]
+            else:
+                lines[i] = draw(st.sampled_from(["", " ", "  ", "\t", "    "])) + lines[i].lstrip(" ")
+            text = "\n".join(lines)
+    return text
+
+
+@st.composite
+def hostile_bytes(draw: Any) -> bytes:
+    kind = draw(st.sampled_from(["random", "splice", "encoding"]))
+    if kind == "random":
+        return bytes(draw(st.binary(max_size=200)))
+    raw = draw(st.sampled_from(TEXTS)).encode("utf-8")
+    if kind == "splice":
+        at = draw(st.integers(0, len(raw)))
+        bad = draw(
+            st.binary(min_size=1, max_size=4) | st.sampled_from([b"\xff", b"\xc3", b"\xed\xa0\x80", b"\x00", b"\xef\xbb\xbf", b"\r"])
+        )
+        return raw[:at] + bad + raw[at:]
+    text = raw.decode("utf-8")
+    codec = draw(st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32", "latin-1", "utf-8-sig"]))
+    return text.encode(codec, "replace")
+
+
+SOURCES = st.one_of(mutated_replicas(), mutated_text(), TOKEN_TEXT, hostile_bytes())
+
+# ---------------------------------------------------------------------------------------------
+# The profiles.
+
+FAST = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
+SLOW = {"deadline": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
+SLOW_SCALE = float(os.environ.get("MODELPLANE_FUZZ_SCALE", "1"))  # CI may scale the long profile down, never silently
+
+
+def fuzz(strategy: st.SearchStrategy[Any], examples: int, profile: dict[str, Any]) -> int:
+    """Run `examples` examples of `strategy` through the command in-process; return how many ran.
+
+    `main()` runs whole for every example, except that its argument parser is built once: the
+    parser (eight subcommands, gettext lookups) costs more than rendering a small file, and
+    building it is the same work every time.
+    """
+    count = 0
+    known: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as tmp, _parser_built_once():
+        directory = Path(tmp)
+
+        @settings(max_examples=examples, **profile)
+        @given(source=strategy)
+        def run(source: str | bytes) -> None:
+            nonlocal count
+            count += 1
+            result = run_source(directory, source)
+            try:
+                check_outcome(result.code, result.stdout, result.stderr, source)
+            except KnownCoreBug as bug:
+                known[str(bug)] = known.get(str(bug), 0) + 1
+                reject()
+
+        run()
+    if known:
+        warnings.warn(f"examples that hit known core bugs (fixtures with KNOWN_CORE_BUG), set aside: {known}", stacklevel=2)
+    return count
+
+
+@contextlib.contextmanager
+def _parser_built_once() -> Iterator[None]:
+    real = cli.build_parser
+    cli.build_parser = functools.cache(real)  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        cli.build_parser = real  # type: ignore[method-assign]
+
+
+@pytest.mark.parametrize(
+    "strategy",
+    [mutated_replicas(), mutated_text(), TOKEN_TEXT, hostile_bytes()],
+    ids=["replica-data", "fixture-text", "yaml-tokens", "bytes"],
+)
+def test_fuzz_fast(strategy):  # type: ignore[no-untyped-def]
+    assert fuzz(strategy, 100, FAST) >= 100
+
+
+# The long profile: 100,000 examples in-process, most of them where the checks are deepest.
+LONG = {"replica-data": 60_000, "fixture-text": 25_000, "yaml-tokens": 10_000, "bytes": 5_000}
+LONG_STRATEGIES = {"replica-data": mutated_replicas(), "fixture-text": mutated_text(), "yaml-tokens": TOKEN_TEXT, "bytes": hostile_bytes()}
+
+
+KNOWN_BUGS = sorted(p for p in KNOWN_BUG_FIXTURES.iterdir() if p.is_dir()) if KNOWN_BUG_FIXTURES.is_dir() else []
+
+
+@pytest.mark.xfail(
+    strict=True, reason="a known core bug (fixtures/known-core-bugs/<case>/KNOWN_CORE_BUG): move the case to fixtures/invalid/ with the fix"
+)
+@pytest.mark.parametrize("case", KNOWN_BUGS, ids=[p.name for p in KNOWN_BUGS])
+def test_known_core_bug_fixtures(case):  # type: ignore[no-untyped-def]
+    sources = sorted(p.name for p in case.iterdir() if p.suffix in (".yaml", ".yml"))
+    result = run_cli("validate", *sources, cwd=case)
+    assert (result.code, result.stdout, result.stderr) == (1, "", (case / "expected.stderr").read_text(encoding="utf-8"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(LONG))
+def test_fuzz_long(name):  # type: ignore[no-untyped-def]
+    examples = int(LONG[name] * SLOW_SCALE)
+    ran = fuzz(LONG_STRATEGIES[name], examples, SLOW)
+    print(f"{name}: {ran} examples")
+    assert ran >= examples
+
+
+@pytest.mark.slow
+def test_fuzz_sample_through_the_real_process(tmp_path):  # type: ignore[no-untyped-def]
+    """The same contract through plugin.py as Argo CD starts it: real streams, real exit status."""
+    ran = 0
+
+    @settings(max_examples=200, **SLOW)
+    @given(source=SOURCES)
+    def run(source: str | bytes) -> None:
+        nonlocal ran
+        ran += 1
+        raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+        (tmp_path / SOURCE).write_bytes(raw)
+        done = run_process("render", SOURCE, cwd=tmp_path)
+        stdout = done.stdout.decode("utf-8")
+        stderr = done.stderr.decode("utf-8", "backslashreplace")
+        check_outcome(done.returncode, stdout, stderr, source)
+
+    run()
+    assert ran >= 200
