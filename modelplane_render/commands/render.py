@@ -15,8 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..pipeline import render_paths
+    from ..cache import render_text
 
-    rendered = render_paths(args.paths, options_from_args(args))
-    writer.write_stdout(rendered.text)
+    writer.write_stdout(render_text(args.paths, options_from_args(args)))
     return EXIT_OK

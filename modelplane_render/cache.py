@@ -1,0 +1,291 @@
+"""The render cache: a render whose inputs are byte-identical to an earlier one prints the stored output.
+
+A commit to a monorepo makes Argo CD run `generate` for every app, though most apps' sources did
+not change; each run is a new process, so without a cache each pays for the interpreter, the
+validator and the templates again. With MODELPLANE_RENDER_CACHE_DIR set (the Argo CD plugin
+sets it to a directory in the sidecar's own /tmp; the command line leaves it unset, so the
+cache is off there), a hit reads the sources, hashes them and prints what was stored, without
+importing the validator, pydantic, Jinja or the templates.
+
+The key is a BLAKE2b-256 digest over everything that can change the output:
+- this tool: its version, and the size and mtime of each of its own files (modules, templates,
+  the CRD), so an edited checkout never serves output of the code before the edit;
+- the Python version, and the names of the distributions installed beside PyYAML, Jinja and
+  pydantic (their versions: an upgraded YAML dumper may print differently);
+- every input file, walked by the same rules as the render (`sources.find_files`): its shown
+  name, real path and bytes, so one changed byte, a renamed or a new file is a miss;
+- the options (namespace, gateway) and whatever else the front end read (`context`: the
+  command, and for Argo CD its parameters and the cluster's API versions).
+
+Only a successful run is stored (errors are re-reported every time, never replayed). Entries
+are written to a temporary file and renamed into place (readers see a whole entry or none);
+each carries its key and the digest of its body, so a corrupt, truncated or foreign file is
+ignored as a miss and replaced. At most MAX_ENTRIES entries and MAX_BYTES bytes are kept: the
+least recently used go first. A cache directory that another user owns or may write to is not
+used at all (its entries could be planted). Any fault of the cache itself is a miss, never a
+failed render.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Optional
+
+from . import __version__
+
+try:  # CPython's own BLAKE2: a hit does not pay for loading OpenSSL (hashlib's first import, ~5 ms)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - another Python
+    from hashlib import blake2b
+
+if TYPE_CHECKING:
+    from .options import Options
+
+ENV_CACHE_DIR = "MODELPLANE_RENDER_CACHE_DIR"
+MAX_ENTRIES = 1000
+MAX_BYTES = 256 * 1024 * 1024
+MAX_ENTRY_BYTES = MAX_BYTES // 8  # a bigger output is rendered each time rather than pushing out 8 others
+MAX_INPUT_BYTES = 64 * 1024 * 1024  # what hashing reads before giving up (the render refuses more anyway)
+SUFFIX = ".render"
+TEMP_SUFFIX = ".partial"
+STALE_TEMP_SECONDS = 3600
+MAGIC = "modelplane-render-cache/1"
+# Distributions whose version can change the output: the YAML dumper, the template engine, the models.
+DEPENDENCIES = ("yaml", "jinja2", "pydantic")
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def render_text(paths: Sequence[str], options: Options) -> str:
+    """What `render PATH... [options]` prints: from the cache on a hit, else rendered (and stored)."""
+
+    def produce() -> str:
+        from .pipeline import render_paths
+
+        return render_paths(list(paths), options).text
+
+    return cached(paths, options, produce, context={"front": "render"})
+
+
+def cached(
+    paths: Sequence[str],
+    options: Options,
+    produce: Callable[[], str],
+    *,
+    context: Optional[Mapping[str, str]] = None,
+    env: Optional[Mapping[str, str]] = None,
+) -> str:
+    """produce()'s text, or the text a successful produce() gave for byte-identical inputs.
+
+    `paths` and `options` are what produce() renders; `context` is everything else produce()
+    reads that can change its text (name it all: a thing left out is a stale hit). `env` is
+    where MODELPLANE_RENDER_CACHE_DIR is read (default os.environ). When the cache is off, the
+    sources can't be walked or read, or the directory is not safe to use, this is produce().
+    """
+    directory = (env if env is not None else os.environ).get(ENV_CACHE_DIR, "")
+    if not directory or not _usable(directory):
+        return produce()
+    key = cache_key(paths, options, context or {})
+    if key is None:
+        return produce()  # a fault in the sources: the render reports it
+    hit = lookup(directory, key)
+    if hit is not None:
+        return hit
+    text = produce()
+    if cache_key(paths, options, context or {}) == key:  # the sources did not change while rendering
+        store(directory, key, text)
+    return text
+
+
+# --- the key -------------------------------------------------------------------------------------
+
+
+class _Digest:
+    """A digest over length-prefixed parts, so no two different sequences of parts collide by concatenation."""
+
+    def __init__(self) -> None:
+        self._hash = blake2b(digest_size=32)
+
+    def part(self, *items: str | bytes) -> None:
+        for item in items:
+            data = item.encode("utf-8", "surrogateescape") if isinstance(item, str) else item
+            self._hash.update(len(data).to_bytes(8, "little"))
+            self._hash.update(data)
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def cache_key(paths: Sequence[str], options: Options, context: Mapping[str, str]) -> Optional[str]:
+    """The key of a render of `paths` with `options`, or None when a source can't be walked or read."""
+    from .errors import InputError
+    from .sources import find_files, read_file
+
+    digest = _Digest()
+    digest.part(MAGIC, __version__, tool_fingerprint())
+    digest.part("options", repr(options))  # every field, including any added later
+    digest.part("context", str(len(context)))
+    for name in sorted(context):
+        digest.part(name, context[name])
+    digest.part("paths", str(len(paths)), *paths)
+    files, errors = find_files(list(paths))
+    if errors:
+        return None
+    total = 0
+    for shown, real in files:
+        try:
+            data = read_file(shown, real)
+        except (InputError, OSError):
+            return None
+        total += len(data)
+        if total > MAX_INPUT_BYTES:
+            return None
+        digest.part("file", shown, real, data)
+    return digest.hexdigest()
+
+
+def tool_fingerprint() -> str:
+    """This tool's files (size and mtime) and the versions of what renders with it, as one string."""
+    parts = [sys.version, sys.implementation.cache_tag or ""]
+    roots = [_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "templates")]  # a checkout keeps templates/ beside
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith((".pyc", ".pyo")):
+                    continue
+                path = os.path.join(dirpath, name)
+                try:
+                    st = os.stat(path)
+                except OSError:
+                    continue
+                parts.append(f"{path}:{st.st_size}:{st.st_mtime_ns}")
+    parts.extend(_dependency_versions())
+    return "\n".join(parts)
+
+
+def _dependency_versions() -> list[str]:
+    """Where each dependency is, and every distribution installed beside it (dist-info names carry versions)."""
+    from importlib.machinery import PathFinder
+
+    found: list[str] = []
+    sites: set[str] = set()
+    for name in DEPENDENCIES:
+        spec = PathFinder.find_spec(name)
+        origin = spec.origin if spec is not None else None
+        found.append(f"{name}={origin}")
+        if origin:
+            sites.add(os.path.dirname(os.path.dirname(origin)))
+    for site in sorted(sites):
+        try:
+            found.extend(sorted(n for n in os.listdir(site) if n.endswith((".dist-info", ".egg-info"))))
+        except OSError:
+            found.append(f"{site}: unreadable")
+    return found
+
+
+# --- entries -------------------------------------------------------------------------------------
+
+
+def _usable(directory: str) -> bool:
+    """Not another user's directory, and not one others may write to; a missing one is made on the first store."""
+    try:
+        st = os.stat(directory)
+    except FileNotFoundError:
+        return True
+    except OSError:
+        return False
+    if not os.path.isdir(directory):
+        return False
+    return not (hasattr(os, "getuid") and st.st_uid != os.getuid()) and not st.st_mode & 0o022
+
+
+def _entry_path(directory: str, key: str) -> str:
+    return os.path.join(directory, key + SUFFIX)
+
+
+def _header(key: str, body: bytes) -> bytes:
+    return f"{MAGIC} {key} {blake2b(body, digest_size=32).hexdigest()} {len(body)}\n".encode("ascii")
+
+
+def lookup(directory: str, key: str) -> Optional[str]:
+    """The stored text of key, or None (no entry, or one that is not whole and ours)."""
+    path = _entry_path(directory, key)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_ENTRY_BYTES + 4096)
+    except OSError:
+        return None
+    header, newline, body = data.partition(b"\n")
+    if not newline or header + b"\n" != _header(key, body):
+        return None
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    try:
+        os.utime(path)  # recently used: evicted last
+    except OSError:
+        pass
+    return text
+
+
+def store(directory: str, key: str, text: str) -> None:
+    """Keep text under key (atomically), then trim the cache to its bounds; a fault only means no entry."""
+    body = text.encode("utf-8")
+    if len(body) > MAX_ENTRY_BYTES:
+        return
+    path = _entry_path(directory, key)
+    temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        if not _usable(directory):
+            return
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(_header(key, body))
+            handle.write(body)
+        os.replace(temp, path)
+    except OSError:
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
+        return
+    evict(directory, keep=path)
+
+
+def evict(directory: str, keep: str = "") -> None:
+    """Remove the least recently used entries beyond MAX_ENTRIES or MAX_BYTES, and abandoned temporary files."""
+    import time
+
+    entries: list[tuple[int, int, str]] = []
+    now = time.time()
+    try:
+        with os.scandir(directory) as listing:
+            for item in listing:
+                try:
+                    if item.name.endswith(TEMP_SUFFIX):
+                        if now - item.stat().st_mtime > STALE_TEMP_SECONDS:
+                            os.unlink(item.path)
+                    elif item.name.endswith(SUFFIX) and item.is_file(follow_symlinks=False):
+                        st = item.stat()
+                        entries.append((st.st_mtime_ns, st.st_size, item.path))
+                except OSError:
+                    continue
+    except OSError:
+        return
+    entries.sort()
+    count, size = len(entries), sum(e[1] for e in entries)
+    for _, entry_size, path in entries:
+        if count <= MAX_ENTRIES and size <= MAX_BYTES:
+            break
+        if path == keep:
+            continue
+        try:
+            os.unlink(path)
+        except OSError:
+            continue
+        count, size = count - 1, size - entry_size

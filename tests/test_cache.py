@@ -1,0 +1,282 @@
+"""The render cache: a hit prints exactly what a render prints, every input is in the key, and a hit stays light."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, VALID, run_cli
+from modelplane_render import cache
+from modelplane_render.options import Options
+
+SINGLE = ROOT / "fixtures" / "valid" / "single-gpu-standalone"
+
+
+def _env(cache_dir: Path | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != cache.ENV_CACHE_DIR}
+    if cache_dir is not None:
+        env[cache.ENV_CACHE_DIR] = str(cache_dir)
+    return env
+
+
+def _render(*args: str, cache_dir: Path | None, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "plugin.py"), "render", *args], env=_env(cache_dir), cwd=cwd, capture_output=True, timeout=120
+    )
+
+
+def _entries(cache_dir: Path) -> list[Path]:
+    return sorted(cache_dir.glob(f"*{cache.SUFFIX}"))
+
+
+@pytest.fixture
+def sources(tmp_path: Path) -> Path:
+    """A copy of one fixture, free to change."""
+    target = tmp_path / "sources"
+    shutil.copytree(SINGLE, target)
+    return target
+
+
+# --- the output is the render's, byte for byte ---------------------------------------------------
+
+
+def test_output_with_and_without_the_cache_is_byte_identical(tmp_path: Path) -> None:
+    paths = [str(p) for p in VALID]
+    plain = _render(*paths, cache_dir=None)
+    miss = _render(*paths, cache_dir=tmp_path / "c")
+    hit = _render(*paths, cache_dir=tmp_path / "c")
+    assert plain.returncode == miss.returncode == hit.returncode == 0, (miss.stderr, hit.stderr)
+    assert plain.stdout and plain.stdout == miss.stdout == hit.stdout
+    assert miss.stderr == hit.stderr == b""
+    assert len(_entries(tmp_path / "c")) == 1
+
+
+def test_options_reach_the_output_through_the_cache(tmp_path: Path, sources: Path) -> None:
+    for args in (["--gateway", "gw/main"], ["--namespace", "other"], []):
+        plain = _render(*args, str(sources), cache_dir=None)
+        _render(*args, str(sources), cache_dir=tmp_path / "c")
+        hit = _render(*args, str(sources), cache_dir=tmp_path / "c")
+        assert hit.stdout == plain.stdout, args
+    assert len(_entries(tmp_path / "c")) == 3
+
+
+def test_a_changed_source_is_rendered_again(tmp_path: Path, sources: Path) -> None:
+    first = _render(str(sources), cache_dir=tmp_path / "c")
+    replica = sources / "replica.yaml"
+    replica.write_text(replica.read_text().replace("count: 1", "count: 2"))
+    second = _render(str(sources), cache_dir=tmp_path / "c")
+    assert second.stdout != first.stdout
+    assert second.stdout == _render(str(sources), cache_dir=None).stdout
+
+
+def test_errors_are_reported_every_time_and_never_stored(tmp_path: Path, sources: Path) -> None:
+    (sources / "replica.yaml").write_text((sources / "replica.yaml").read_text().replace("count: 1", "count: 0"))
+    runs = [_render(str(sources), cache_dir=tmp_path / "c") for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 1 and run.stdout == b""
+        assert b"count" in run.stderr
+    assert runs[0].stderr == runs[1].stderr
+    assert not (tmp_path / "c").exists() or _entries(tmp_path / "c") == []
+
+
+def test_the_command_line_does_not_cache_unless_asked(tmp_path: Path, sources: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(cache.ENV_CACHE_DIR, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert run_cli("render", str(sources)).code == 0
+    assert not any(p.suffix == cache.SUFFIX for p in tmp_path.rglob("*"))
+
+
+# --- the key -------------------------------------------------------------------------------------
+
+
+def _key(sources: Path, options: Options | None = None, context: dict[str, str] | None = None) -> str:
+    key = cache.cache_key([str(sources)], options or Options(), context or {"front": "render"})
+    assert key is not None
+    return key
+
+
+def test_one_byte_of_one_file_changes_the_key(sources: Path) -> None:
+    before = _key(sources)
+    replica = sources / "replica.yaml"
+    data = replica.read_bytes()
+    replica.write_bytes(data.replace(b"gpu-l4", b"gpu-l5", 1))
+    assert _key(sources) != before
+    replica.write_bytes(data)
+    assert _key(sources) == before
+    replica.write_bytes(data + b"\n")  # a trailing newline changes no object, but the bytes differ
+    assert _key(sources) != before
+
+
+def test_a_new_file_changes_the_key_as_the_walk_reads_it(sources: Path) -> None:
+    before = _key(sources)
+    for skipped in ("notes.md", ".hidden.yaml", "kustomization.yaml"):  # the walk of `render` skips these
+        (sources / skipped).write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+        assert _key(sources) == before, skipped
+    (sources / "extra.yml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
+    with_new = _key(sources)
+    assert with_new != before
+    (sources / "extra.yml").rename(sources / "extra2.yml")  # a rename changes the shown name
+    assert _key(sources) not in (before, with_new)
+
+
+def test_every_option_and_context_value_changes_the_key(sources: Path) -> None:
+    keys = {
+        _key(sources),
+        _key(sources, Options(namespace="a")),
+        _key(sources, Options(namespace="b")),
+        _key(sources, Options(gateway=("gw", "main"))),
+        _key(sources, Options(gateway=("gw", "other"))),
+        _key(sources, context={"front": "argocd"}),
+        _key(sources, context={"front": "render", "check-cluster-apis": "false"}),
+    }
+    assert len(keys) == 7
+
+
+def test_the_version_and_the_tool_s_own_files_change_the_key(sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = _key(sources)
+    monkeypatch.setattr(cache, "__version__", "0.0.0-other")
+    assert _key(sources) != before
+    monkeypatch.undo()
+    assert _key(sources) == before
+
+    package = tmp_path / "package"
+    package.mkdir()
+    (package / "render.py").write_text("a")
+    monkeypatch.setattr(cache, "_PACKAGE_DIR", str(package))
+    first = _key(sources)
+    (package / "render.py").write_text("ab")  # an edited module or template of a checkout
+    assert _key(sources) != first
+
+
+def test_the_paths_given_are_part_of_the_key(sources: Path, tmp_path: Path) -> None:
+    (sources / "sub").mkdir()
+    shutil.copy(sources / "replica.yaml", sources / "sub" / "replica.yaml")
+    (sources / "replica.yaml").unlink()
+    assert cache.cache_key([str(sources)], Options(), {}) != cache.cache_key([str(sources / "sub")], Options(), {})
+
+
+def test_sources_the_walk_refuses_are_never_keyed(tmp_path: Path) -> None:
+    assert cache.cache_key([str(tmp_path / "missing")], Options(), {}) is None
+
+
+# --- entries -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[: len(data) // 2],  # truncated
+        lambda data: data.replace(b"ServiceAccount", b"ServiceAccounT"),  # a changed byte of the body
+        lambda data: b"some other tool's file\n",  # foreign
+        lambda data: b"",
+        lambda data: b"\xff\xfe" + data,
+    ],
+)
+def test_a_corrupt_or_foreign_entry_is_ignored_and_replaced(tmp_path: Path, sources: Path, damage) -> None:  # type: ignore[no-untyped-def]
+    good = _render(str(sources), cache_dir=tmp_path / "c")
+    (entry,) = _entries(tmp_path / "c")
+    stored = entry.read_bytes()
+    entry.write_bytes(damage(stored))
+    again = _render(str(sources), cache_dir=tmp_path / "c")
+    assert again.returncode == 0 and again.stdout == good.stdout
+    assert entry.read_bytes() == stored
+
+
+def test_writes_are_atomic_and_leave_no_temporary_file(tmp_path: Path) -> None:
+    cache.store(str(tmp_path), "a" * 64, "text\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["a" * 64 + cache.SUFFIX]
+    assert cache.lookup(str(tmp_path), "a" * 64) == "text\n"
+    assert cache.lookup(str(tmp_path), "b" * 64) is None
+    stale = tmp_path / f"{'c' * 64}{cache.SUFFIX}.123.abcd{cache.TEMP_SUFFIX}"
+    stale.write_text("half")
+    os.utime(stale, (0, 0))  # left by a process that died long ago
+    fresh = tmp_path / f"{'d' * 64}{cache.SUFFIX}.456.abcd{cache.TEMP_SUFFIX}"
+    fresh.write_text("half")  # a concurrent writer's
+    cache.store(str(tmp_path), "e" * 64, "more\n")
+    assert not stale.exists() and fresh.exists()
+
+
+def test_the_cache_keeps_at_most_max_entries_least_recently_used_first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_ENTRIES", 3)
+    for i, key in enumerate("abcd"):
+        cache.store(str(tmp_path), key * 64, f"{key}\n")
+        os.utime(tmp_path / f"{key * 64}{cache.SUFFIX}", ns=(i * 10**9, i * 10**9))
+    assert cache.lookup(str(tmp_path), "a" * 64) is None  # evicted when d came
+    assert cache.lookup(str(tmp_path), "b" * 64) == "b\n"  # a hit makes b the most recent
+    cache.store(str(tmp_path), "e" * 64, "e\n")
+    assert sorted(p.name[0] for p in _entries(tmp_path)) == ["b", "d", "e"]
+
+
+def test_the_cache_keeps_at_most_max_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(cache, "MAX_BYTES", 1000)
+    monkeypatch.setattr(cache, "MAX_ENTRY_BYTES", 400)
+    for i, key in enumerate("abcdef"):
+        cache.store(str(tmp_path), key * 64, key * 200)
+        os.utime(tmp_path / f"{key * 64}{cache.SUFFIX}", ns=(i * 10**9, i * 10**9))
+    assert sum(p.stat().st_size for p in _entries(tmp_path)) <= 1000
+    assert cache.lookup(str(tmp_path), "f" * 64) == "f" * 200
+    cache.store(str(tmp_path), "g" * 64, "g" * 500)  # bigger than one entry may be: rendered each time instead
+    assert cache.lookup(str(tmp_path), "g" * 64) is None
+
+
+def test_a_directory_others_may_write_to_is_not_used(tmp_path: Path, sources: Path) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert _render(str(sources), cache_dir=shared).returncode == 0
+    assert _entries(shared) == []
+
+
+def test_concurrent_renders_agree(tmp_path: Path) -> None:
+    paths = [str(p) for p in VALID]
+    processes = [
+        subprocess.Popen([sys.executable, str(ROOT / "plugin.py"), "render", *paths], env=_env(tmp_path / "c"), stdout=subprocess.PIPE)
+        for _ in range(4)
+    ]
+    outputs = {p.communicate(timeout=120)[0] for p in processes}
+    assert len(outputs) == 1 and outputs.pop() == _render(*paths, cache_dir=None).stdout
+    assert len(_entries(tmp_path / "c")) == 1 and not list((tmp_path / "c").glob(f"*{cache.TEMP_SUFFIX}"))
+
+
+# --- a hit is light ------------------------------------------------------------------------------
+
+HEAVY = (
+    "modelplane_render.validation",
+    "modelplane_render.model",
+    "modelplane_render.render",
+    "modelplane_render.pipeline",
+    "jinja2",
+    "pydantic",
+)
+
+_PROBE = """
+import json, sys
+from modelplane_render.main import main
+code = main(["render", *sys.argv[2:]])
+json.dump({"code": code, "modules": sorted(sys.modules)}, open(sys.argv[1], "w"))
+"""
+
+
+def _modules_of_a_run(tmp_path: Path, cache_dir: Path, *paths: str) -> set[str]:
+    report = tmp_path / "modules.json"
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE, str(report), *paths], env=_env(cache_dir), cwd=ROOT, capture_output=True, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    result = json.loads(report.read_text())
+    assert result["code"] == 0
+    return set(result["modules"])
+
+
+def test_a_hit_imports_neither_the_validator_nor_the_templates(tmp_path: Path) -> None:
+    paths = [str(p) for p in VALID]
+    miss = _modules_of_a_run(tmp_path, tmp_path / "c", *paths)
+    assert set(HEAVY) <= miss  # the probe sees what a render imports
+    hit = _modules_of_a_run(tmp_path, tmp_path / "c", *paths)
+    assert not {m for m in hit if m in HEAVY or m.split(".")[0] in HEAVY}
