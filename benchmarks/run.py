@@ -1,0 +1,467 @@
+#!/usr/bin/env python3
+"""How fast `render` is, measured against what surrounds it, side by side in one run.
+
+    .venv/bin/python benchmarks/run.py            # N = 1, 10, 100, 1000 replicas, 5 runs each
+    .venv/bin/python benchmarks/run.py --quick    # N = 1, 10, 100, 3 runs each (what CI runs)
+
+Every figure is the median of several whole-process runs (a new interpreter each time, as Argo
+CD starts one per app), taken in turns so that a burst of load elsewhere on the machine hits
+every command alike. What is compared with what:
+
+- the floor: `python -c pass` with the same interpreter (sys.executable, not a shim);
+- `render` of N generated replicas (a mix of the shapes in fixtures/valid, renamed), wall time
+  and peak RSS, and the same with a warm render cache (MODELPLANE_RENDER_CACHE_DIR);
+- the peer: `kustomize build` of a directory holding the objects `render` printed, one file
+  each (what merely reading and re-emitting the same output costs with the tool every user
+  already runs);
+- the kustomize KRM path end to end: `kustomize build --enable-alpha-plugins --enable-exec` of
+  each example overlay in kustomize/overlays.
+
+It prints ratios (render / floor, render / kustomize, cached / floor, the growth from N to 10 N),
+checks them against the targets of issue 8, and writes everything as JSON to
+benchmarks/results/ (or --json) so a later run can be compared (--compare OLD.json).
+Ratios, not times, are what to compare across machines. `--gate R` exits 1 when render of 100
+replicas takes more than R times the kustomize build of its output (CI passes 2).
+
+Children run with a fresh bytecode prefix and cache home under a temporary directory, warmed by
+one untimed run of each command: the figures are those of an installed tool (pip compiles its
+bytecode), not of the first run after an edit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures" / "valid"
+PLUGIN = ROOT / "plugin.py"
+RESULTS = Path(__file__).resolve().parent / "results"
+NAMESPACE = "bench"
+MIB = 1024 * 1024
+
+# Issue 8's targets: (name, what it measures, limit).
+TARGETS = (
+    ("render_1_vs_floor", "cold render of 1 replica / interpreter floor", 12.0),
+    ("render_1_vs_kustomize", "cold render of 1 replica / kustomize build of its output", 6.0),
+    ("render_100_vs_kustomize", "render of 100 replicas / kustomize build of its output", 0.25),
+    ("render_1000_vs_100", "render of 1000 replicas / render of 100", 11.0),
+    ("render_1000_peak_mib", "peak memory of render of 1000 replicas, MiB", 300.0),
+    ("cached_1_vs_floor", "cache hit, 1 replica / interpreter floor", 2.0),
+)
+
+
+# --- sources -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Shape:
+    """One ModelReplica document of a fixture: its text, and where its metadata.name is in it."""
+
+    fixture: str
+    text: str
+    name: str
+    name_start: int
+    name_end: int
+
+
+def fixture_shapes() -> list[Shape]:
+    """Every ModelReplica document of fixtures/valid, in a stable order."""
+    shapes: list[Shape] = []
+    for path in sorted(FIXTURES.glob("*/*.y*ml")):
+        if path.name.startswith("kustomization"):
+            continue
+        text = path.read_text(encoding="utf-8")
+        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):  # the pure loader: its marks carry indexes
+            if not isinstance(node, yaml.MappingNode):
+                continue
+            entries = {key.value: value for key, value in node.value if isinstance(key, yaml.ScalarNode)}
+            kind, meta = entries.get("kind"), entries.get("metadata")
+            if kind is None or kind.value != "ModelReplica" or not isinstance(meta, yaml.MappingNode):
+                continue
+            name = next(v for k, v in meta.value if k.value == "name")
+            start, end = node.start_mark.index, node.end_mark.index
+            shapes.append(Shape(path.parent.name, text[start:end], name.value, name.start_mark.index - start, name.end_mark.index - start))
+    if not shapes:
+        raise SystemExit(f"no ModelReplica in {FIXTURES}")
+    return shapes
+
+
+def replica_name(base: str, index: int) -> str:
+    """A unique name of the same shape: `-NNNN` appended, or replacing the tail of a name at its limit."""
+    suffix = f"-{index:04d}"
+    if len(base) + len(suffix) <= 40:
+        return base + suffix
+    return base[: len(base) - len(suffix)].rstrip("-") + suffix
+
+
+def write_sources(directory: Path, count: int, shapes: list[Shape]) -> None:
+    """`count` replicas, one file each, cycling through the fixture shapes."""
+    directory.mkdir(parents=True)
+    for i in range(count):
+        shape = shapes[i % len(shapes)]
+        name = replica_name(shape.name, i)
+        text = shape.text[: shape.name_start] + name + shape.text[shape.name_end :]
+        (directory / f"{name}.yaml").write_text(f"# {shape.fixture}, renamed\n{text.rstrip()}\n", encoding="utf-8")
+
+
+def write_kustomization(directory: Path, stream: str) -> int:
+    """The objects of a YAML stream, one file each, and a kustomization.yaml listing them; the count."""
+    directory.mkdir(parents=True)
+    documents = [d for d in re.split(r"(?m)^---\n", stream) if d.strip()]
+    names = []
+    for i, document in enumerate(documents):
+        name = f"{i:05d}.yaml"
+        (directory / name).write_text(document, encoding="utf-8")
+        names.append(name)
+    (directory / "kustomization.yaml").write_text("resources:\n" + "".join(f"- {n}\n" for n in names), encoding="utf-8")
+    return len(documents)
+
+
+# --- running -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Case:
+    """One command to time."""
+
+    key: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: Path
+    times: list[float] = field(default_factory=list)
+    rss: list[int] = field(default_factory=list)  # KiB
+    slow: bool = False  # a warm-up over 5 s: at most 3 timed runs
+
+    def run(self, scratch: Path) -> tuple[float, int]:
+        """One whole-process run: wall seconds and the child's own peak RSS (wait4, KiB)."""
+        with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
+            start = time.perf_counter()
+            process = subprocess.Popen(self.argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd)
+            _, status, usage = os.wait4(process.pid, 0)
+            elapsed = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        if process.returncode != 0:
+            detail = (scratch / "stderr").read_text(errors="replace").strip()
+            raise SystemExit(f"{self.key}: {' '.join(self.argv)} exited {process.returncode}:\n{detail}")
+        return elapsed, usage.ru_maxrss
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times)
+
+    @property
+    def peak_mib(self) -> float:
+        return max(self.rss) / 1024
+
+
+def child_env(tmp: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("MODELPLANE_RENDER_CACHE_DIR", None)
+    env["PYTHONPYCACHEPREFIX"] = str(tmp / "pycache")
+    env["XDG_CACHE_HOME"] = str(tmp / "xdg-cache")
+    return env
+
+
+def find_kustomize(given: Optional[str]) -> Optional[Path]:
+    if given:
+        return Path(given)
+    peers = Path(os.environ.get("MODELPLANE_PEERS_DIR") or Path.home() / ".cache" / "modelplane-render" / "peers")
+    found = peers / "bin" / "kustomize"
+    if found.exists():
+        return found
+    on_path = shutil.which("kustomize")
+    return Path(on_path) if on_path else None
+
+
+def render_argv(sources: Path) -> list[str]:
+    return [sys.executable, str(PLUGIN), "render", "--namespace", NAMESPACE, str(sources)]
+
+
+def machine(kustomize: Optional[Path]) -> dict[str, Any]:
+    cpu = "unknown"
+    try:
+        cpu = next(line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    memory = 0
+    try:
+        memory = int(next(line.split()[1] for line in open("/proc/meminfo") if line.startswith("MemTotal"))) // 1024
+    except (OSError, StopIteration):
+        pass
+    version = ""
+    if kustomize:
+        version = subprocess.run([str(kustomize), "version"], capture_output=True, text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", str(ROOT), "describe", "--always", "--dirty"], capture_output=True, text=True).stdout.strip()
+    return {
+        "cpu": cpu,
+        "cpus": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "memory_mib": memory,
+        "system": f"{platform.system()} {platform.release()}",
+        "python": platform.python_version(),
+        "executable": sys.executable,
+        "kustomize": version,
+        "commit": commit,
+    }
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="N = 1, 10, 100 and 3 runs each (CI)")
+    parser.add_argument("--sizes", help="comma-separated replica counts (default 1,10,100,1000; --quick 1,10,100)")
+    parser.add_argument("--repeats", type=int, help="timed runs per command, the median is reported (default 5; --quick 3)")
+    parser.add_argument("--kustomize", help="the kustomize binary (default: the one tests/peers/build-kustomize.sh built, else PATH)")
+    parser.add_argument(
+        "--kustomize-max",
+        type=int,
+        default=100,
+        help="build with kustomize only up to this many replicas (default 100: kustomize is quadratic, 10,000 objects take it over 10 minutes)",
+    )
+    parser.add_argument("--json", help="where to write the results (default benchmarks/results/<UTC time>.json)")
+    parser.add_argument("--compare", help="an earlier results JSON: print how each median moved")
+    parser.add_argument("--gate", type=float, help="exit 1 when render of 100 replicas / kustomize build of its output exceeds this")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary directory (sources, outputs) and print its path")
+    args = parser.parse_args(argv)
+
+    sizes = [int(s) for s in (args.sizes or ("1,10,100" if args.quick else "1,10,100,1000")).split(",")]
+    repeats = args.repeats or (3 if args.quick else 5)
+    kustomize = find_kustomize(args.kustomize)
+    if kustomize is None:
+        print("benchmark: kustomize not found: run tests/peers/build-kustomize.sh or pass --kustomize", file=sys.stderr)
+        if args.gate is not None:
+            return 1
+    tmp = Path(tempfile.mkdtemp(prefix="modelplane-bench-"))
+    try:
+        return run(args, sizes, repeats, kustomize, tmp)
+    finally:
+        if args.keep:
+            print(f"kept {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Optional[Path], tmp: Path) -> int:
+    env = child_env(tmp)
+    cached_env = {**env, "MODELPLANE_RENDER_CACHE_DIR": str(tmp / "render-cache")}
+    scratch = tmp / "scratch"
+    scratch.mkdir()
+    load_before = os.getloadavg()
+    started = time.time()
+    shapes = fixture_shapes()
+
+    cases: list[Case] = [Case("floor", [sys.executable, "-c", "pass"], env, tmp)]
+    objects: dict[int, int] = {}
+    for n in sizes:
+        sources = tmp / f"sources-{n}"
+        write_sources(sources, n, shapes)
+        render = Case(f"render/{n}", render_argv(sources), env, tmp)
+        elapsed, _ = render.run(scratch)  # untimed: compiles bytecode, fills the template cache, checks the sources render
+        stream = (scratch / "stdout").read_text(encoding="utf-8")
+        objects[n] = write_kustomization(tmp / f"output-{n}", stream)
+        cases += [render, Case(f"cached/{n}", render_argv(sources), cached_env, tmp)]
+        if kustomize and n <= args.kustomize_max:
+            cases.append(Case(f"kustomize/{n}", [str(kustomize), "build", str(tmp / f"output-{n}")], env, tmp))
+        print(f"  generated {n} replicas ({objects[n]} objects, first render {elapsed * 1000:.0f} ms)", file=sys.stderr)
+
+    overlays = sorted(p for p in (ROOT / "kustomize" / "overlays").glob("*") if (p / "kustomization.yaml").exists())
+    if kustomize and overlays:
+        wrapper = tmp / "modelplane-render"
+        wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{PLUGIN}" "$@"\n')
+        wrapper.chmod(0o755)
+        krm_env = {**env, "MODELPLANE_RENDER": str(wrapper)}
+        for overlay in overlays:
+            krm = Case(
+                f"krm/{overlay.name}", [str(kustomize), "build", "--enable-alpha-plugins", "--enable-exec", str(overlay)], krm_env, tmp
+            )
+            krm.run(scratch)
+            objects_dir = tmp / f"krm-output-{overlay.name}"
+            # kustomize's first object has no ---
+            write_kustomization(objects_dir, "---\n" + (scratch / "stdout").read_text(encoding="utf-8"))
+            cases += [krm, Case(f"krm-output/{overlay.name}", [str(kustomize), "build", str(objects_dir)], env, tmp)]
+    else:
+        print("  kustomize KRM path: not measured (no kustomize, or no kustomize/overlays/*/kustomization.yaml yet)", file=sys.stderr)
+
+    for case in cases:  # warm every command once (page cache, bytecode, the render cache of the cached cases)
+        first, _ = case.run(scratch)
+        case.slow = first > 5
+    for turn in range(repeats):
+        for case in cases:
+            if case.slow and turn >= 3:
+                continue
+            elapsed, rss = case.run(scratch)
+            case.times.append(elapsed)
+            case.rss.append(rss)
+        print(f"  run {turn + 1}/{repeats} done", file=sys.stderr)
+
+    load_after = os.getloadavg()
+    by_key = {c.key: c for c in cases}
+    result = summarise(by_key, sizes, objects, repeats, kustomize, load_before, load_after, started)
+    print_table(result)
+    if args.compare:
+        compare(result, json.loads(Path(args.compare).read_text()))
+    out = Path(args.json) if args.json else RESULTS / (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started)) + ".json")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"\nwritten to {out}")
+
+    if args.gate is not None:
+        ratio = result["ratios"].get("render_100_vs_kustomize")
+        if ratio is None:
+            print("gate: render of 100 replicas vs kustomize was not measured", file=sys.stderr)
+            return 1
+        if ratio > args.gate:
+            print(f"gate: FAILED: render of 100 replicas takes {ratio:.2f}x the kustomize build of its output (limit {args.gate}x)")
+            return 1
+        print(f"gate: ok: render of 100 replicas takes {ratio:.2f}x the kustomize build of its output (limit {args.gate}x)")
+    return 0
+
+
+def summarise(
+    cases: dict[str, Case],
+    sizes: list[int],
+    objects: dict[int, int],
+    repeats: int,
+    kustomize: Optional[Path],
+    load_before: tuple[float, float, float],
+    load_after: tuple[float, float, float],
+    started: float,
+) -> dict[str, Any]:
+    floor = cases["floor"].median
+    rows = []
+    for n in sizes:
+        render, cached, peer = cases[f"render/{n}"], cases[f"cached/{n}"], cases.get(f"kustomize/{n}")
+        row: dict[str, Any] = {
+            "replicas": n,
+            "objects": objects[n],
+            "render_ms": render.median * 1000,
+            "render_peak_mib": render.peak_mib,
+            "cached_ms": cached.median * 1000,
+            "cached_peak_mib": cached.peak_mib,
+            "render_vs_floor": render.median / floor,
+            "cached_vs_floor": cached.median / floor,
+            "runs": len(render.times),
+        }
+        if peer:
+            row |= {
+                "kustomize_ms": peer.median * 1000,
+                "kustomize_peak_mib": peer.peak_mib,
+                "render_vs_kustomize": render.median / peer.median,
+            }
+        if n // 10 in sizes and n % 10 == 0:
+            row["growth_vs_tenth"] = render.median / cases[f"render/{n // 10}"].median
+        rows.append(row)
+    krm = []
+    for key, case in cases.items():
+        if key.startswith("krm/"):
+            overlay = key.split("/", 1)[1]
+            peer = cases[f"krm-output/{overlay}"]
+            krm.append(
+                {
+                    "overlay": f"kustomize/overlays/{overlay}",
+                    "ms": case.median * 1000,
+                    "vs_floor": case.median / floor,
+                    "kustomize_of_output_ms": peer.median * 1000,
+                    "vs_kustomize_of_output": case.median / peer.median,
+                }
+            )
+    ratios: dict[str, float] = {}
+    by_n = {r["replicas"]: r for r in rows}
+    if 1 in by_n:
+        ratios["render_1_vs_floor"] = by_n[1]["render_vs_floor"]
+        ratios["cached_1_vs_floor"] = by_n[1]["cached_vs_floor"]
+        if "render_vs_kustomize" in by_n[1]:
+            ratios["render_1_vs_kustomize"] = by_n[1]["render_vs_kustomize"]
+    if 100 in by_n and "render_vs_kustomize" in by_n[100]:
+        ratios["render_100_vs_kustomize"] = by_n[100]["render_vs_kustomize"]
+    if 1000 in by_n:
+        ratios["render_1000_peak_mib"] = by_n[1000]["render_peak_mib"]
+        if 100 in by_n:
+            ratios["render_1000_vs_100"] = by_n[1000]["render_ms"] / by_n[100]["render_ms"]
+    return {
+        "date": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds"),
+        "machine": machine(kustomize) | {"load_before": load_before, "load_after": load_after},
+        "repeats": repeats,
+        "floor_ms": floor * 1000,
+        "sizes": rows,
+        "krm": krm,
+        "ratios": ratios,
+        "targets": [
+            {
+                "name": name,
+                "what": what,
+                "limit": limit,
+                "value": ratios.get(name),
+                "met": ratios[name] <= limit if name in ratios else None,
+            }
+            for name, what, limit in TARGETS
+        ],
+    }
+
+
+def print_table(result: dict[str, Any]) -> None:
+    m = result["machine"]
+    print(
+        f"\nmodelplane-render benchmark, {result['date']}, {m['commit']}\n"
+        f"{m['cpu']}, {m['cpus']} CPUs, {m['memory_mib']} MiB, {m['system']}, Python {m['python']}, {m['kustomize'] or 'no kustomize'}\n"
+        f"load average {m['load_before'][0]:.1f} before, {m['load_after'][0]:.1f} after; median of {result['repeats']} runs\n"
+    )
+    print(f"floor (python -c pass): {result['floor_ms']:.1f} ms\n")
+    header = f"{'replicas':>8} {'objects':>7} {'render ms':>10} {'peak MiB':>8} {'cached ms':>9} {'kustomize ms':>12}   {'render/floor':>12} {'render/kust':>11} {'cached/floor':>12} {'growth N/(N/10)':>15}"
+    print(header)
+    for r in result["sizes"]:
+        kust = f"{r['kustomize_ms']:12.1f}" if "kustomize_ms" in r else f"{'-':>12}"
+        vs = f"{r['render_vs_kustomize']:10.2f}x" if "render_vs_kustomize" in r else f"{'-':>11}"
+        growth = f"{r['growth_vs_tenth']:14.2f}x" if "growth_vs_tenth" in r else f"{'':>15}"
+        print(
+            f"{r['replicas']:>8} {r['objects']:>7} {r['render_ms']:10.1f} {r['render_peak_mib']:8.1f} {r['cached_ms']:9.1f} {kust}"
+            f"   {r['render_vs_floor']:11.2f}x {vs} {r['cached_vs_floor']:11.2f}x {growth}"
+        )
+    for k in result["krm"]:
+        print(
+            f"\nKRM end to end, kustomize build --enable-alpha-plugins --enable-exec {k['overlay']}: {k['ms']:.1f} ms "
+            f"({k['vs_floor']:.1f}x floor, {k['vs_kustomize_of_output']:.1f}x kustomize build of its output, {k['kustomize_of_output_ms']:.1f} ms)"
+        )
+    if not result["krm"]:
+        print("\nKRM end to end: not measured")
+    print("\ntargets (issue 8):")
+    for t in result["targets"]:
+        mark = {True: "met   ", False: "MISSED", None: "n/a   "}[t["met"]]
+        value = f"{t['value']:.2f}" if t["value"] is not None else "-"
+        print(f"  {mark} {t['what']}: {value} (limit {t['limit']:g})")
+
+
+def compare(new: dict[str, Any], old: dict[str, Any]) -> None:
+    print(f"\ncompared with {old['date']} ({old['machine'].get('commit', '?')}):")
+    old_rows = {r["replicas"]: r for r in old["sizes"]}
+    for r in new["sizes"]:
+        before = old_rows.get(r["replicas"])
+        if not before:
+            continue
+        parts = []
+        for key in ("render_vs_floor", "render_vs_kustomize", "cached_vs_floor", "render_peak_mib"):
+            if key in r and key in before:
+                parts.append(f"{key} {before[key]:.2f} -> {r[key]:.2f}")
+        print(f"  {r['replicas']:>5} replicas: " + ", ".join(parts))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
