@@ -195,6 +195,8 @@ class StructuralValidator:
                 if not isinstance(item, dict):
                     continue
                 key = tuple(item.get(k) for k in keys)
+                if not all(isinstance(part, (str, int, bool, type(None))) for part in key):
+                    continue  # a key of the wrong type is already reported where it stands
                 if key in seen:
                     shown = ", ".join(f"{k}={_quote(str(v))}" for k, v in zip(keys, key, strict=True))
                     self.fail(
