@@ -1,0 +1,204 @@
+"""All or nothing: the whole output is rendered and checked in memory, then written at once.
+
+Argo CD applies what `generate` prints and prunes what is missing: half an output deletes live
+workloads. Each failure is made to happen here, and each time stdout gets nothing (or, when the
+reader or the disk fails mid-write, the exit status says so), stderr gets one line, never a
+traceback, and nothing was written before the failure was known.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import pytest
+
+from conftest import ROOT, VALID, run_process
+from modelplane_render import render, writer
+from modelplane_render.main import main
+
+ALL = ROOT / "fixtures" / "valid"
+LAST_KIND_TEMPLATE = "inferencepool.yaml.j2"  # InferencePool sorts after every other rendered kind
+PLUGIN = [sys.executable, str(ROOT / "plugin.py")]
+
+
+@pytest.fixture
+def writes(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """Every call of writer.write_stdout, passed on to the real writer (so capfd sees real fd 1)."""
+    calls: list[str] = []
+    real = writer.write_stdout
+
+    def spy(text: str) -> None:
+        calls.append(text)
+        real(text)
+
+    monkeypatch.setattr(writer, "write_stdout", spy)
+    return calls
+
+
+def run_main(capfd, *args: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    code = main(list(args))
+    out, err = capfd.readouterr()
+    return code, out, err
+
+
+def one_failure_line(code: int, out: str, err: str, *, internal: bool = False) -> str:
+    """The one line of a failure; `internal` when the failure is, by construction, a bug of the tool."""
+    assert (code, out) == (1, "")
+    assert "Traceback" not in err and ("internal error" in err) == internal, err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+def with_template(monkeypatch, name: str, text: str) -> None:  # type: ignore[no-untyped-def]
+    """The Jinja environment, with one template replaced."""
+    real = render.environment()
+    env = real.overlay(loader=jinja2.ChoiceLoader([jinja2.DictLoader({name: text}), real.loader]))
+    monkeypatch.setattr(render, "environment", lambda: env)
+
+
+@pytest.mark.parametrize(
+    ("broken", "says"),
+    [
+        pytest.param(
+            "apiVersion: inference.networking.k8s.io/v1\nkind: InferencePool\nmetadata: {name: not-the-planned-name, namespace: {{ v.namespace | tojson }}}\n",
+            "the plan says",
+            id="wrong-name",
+        ),
+        pytest.param("apiVersion: [\n", "rendered invalid YAML", id="invalid-yaml"),
+        pytest.param("---\na: 1\n---\nb: 2\n", "must render exactly one object, rendered 2", id="two-documents"),
+        # A template asking for a value the plan lacks is a bug of this tool, so "internal error"
+        # is the truth; that it does not name the template is reported (render.py is core).
+        pytest.param("{{ v.no_such_value }}", "internal error (UndefinedError: ", id="undefined-value"),
+    ],
+)
+def test_an_object_failing_its_check_prints_nothing(monkeypatch, capfd, writes, broken, says):  # type: ignore[no-untyped-def]
+    """The failing object renders last of all: every object before it was rendered, none printed."""
+    with_template(monkeypatch, LAST_KIND_TEMPLATE, broken)
+    line = one_failure_line(*run_main(capfd, "render", str(ALL)), internal="internal error" in says)
+    assert line.startswith("modelplane-render: ") and says in line, line
+    assert writes == []
+
+
+def test_a_wrong_plan_prints_nothing(monkeypatch, capfd, writes):  # type: ignore[no-untyped-def]
+    """The plan names an object one way and the template another: caught by the check, not printed."""
+    from modelplane_render import plan
+
+    real = plan.plan_replica
+
+    def wrong(*args: Any, **kwargs: Any) -> Any:
+        planned = real(*args, **kwargs)
+        planned.objects[-1].namespace = "elsewhere"
+        return planned
+
+    monkeypatch.setattr(plan, "plan_replica", wrong)
+    line = one_failure_line(*run_main(capfd, "render", str(ALL)))
+    assert "the plan says" in line and "elsewhere" in line
+    assert writes == []
+
+
+def test_an_output_that_would_hold_one_object_twice_prints_nothing(tmp_path, capfd, writes):  # type: ignore[no-untyped-def]
+    """A passed-through object named like a rendered one: found after rendering, before printing."""
+    case = VALID[0]
+    (tmp_path / "replica.yaml").write_text((case / "replica.yaml").read_text())
+    rendered = run_process("render", str(case)).stdout.decode()
+    service = next(doc for doc in rendered.split("---\n") if doc.startswith("apiVersion: v1\nkind: Service\n"))
+    (tmp_path / "zz-clash.yaml").write_text(service)
+    os.chdir(tmp_path)
+    try:
+        line = one_failure_line(*run_main(capfd, "render", "."))
+    finally:
+        os.chdir(ROOT)
+    assert "two objects would be Service" in line
+    assert writes == []
+
+
+def test_a_success_is_written_in_one_call(capfd, writes):  # type: ignore[no-untyped-def]
+    code, out, err = run_main(capfd, "render", str(ALL))
+    assert (code, err) == (0, "")
+    assert writes == [out]
+
+
+def test_validate_never_writes(capfd, writes):  # type: ignore[no-untyped-def]
+    assert run_main(capfd, "validate", str(ALL)) == (0, "", "")
+    assert writes == []
+
+
+# ---------------------------------------------------------------------------------------------
+# The real process: where the output goes fails
+
+
+def test_stdout_closed_early_by_head(tmp_path):  # type: ignore[no-untyped-def]
+    """`render | head -c 10`: the reader goes away mid-write; the exit status and one line say so."""
+    assert len(run_process("render", str(ALL)).stdout) > 128 * 1024  # more than a pipe holds (64 KiB)
+    script = f'{" ".join(PLUGIN)} render {ALL} 2>"{tmp_path}/err" | head -c 10 >/dev/null; echo "${{PIPESTATUS[0]}}"'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, timeout=120)
+    assert done.stdout.decode().strip() == "1"
+    assert (tmp_path / "err").read_text() == "modelplane-render: stdout was closed before all of the output was written\n"
+
+
+def test_disk_full(tmp_path):  # type: ignore[no-untyped-def]
+    with open("/dev/full", "wb") as full:
+        done = subprocess.run([*PLUGIN, "render", str(ALL)], stdout=full, stderr=subprocess.PIPE, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.decode() == "modelplane-render: cannot write the output: No space left on device\n"
+
+
+def test_stdout_not_open_at_all():  # type: ignore[no-untyped-def]
+    done = subprocess.run(["bash", "-c", f"{' '.join(PLUGIN)} render {ALL} >&-"], capture_output=True, timeout=120)
+    assert done.returncode == 1
+    assert done.stderr.decode() == "modelplane-render: cannot write the output: stdout is closed\n"
+
+
+def test_stderr_closed_too_is_still_an_exit_status_not_a_crash(tmp_path):  # type: ignore[no-untyped-def]
+    (tmp_path / "bad.yaml").write_text("a: [\n")
+    done = subprocess.run(
+        ["bash", "-c", f'{" ".join(PLUGIN)} render bad.yaml 2>&- >&-; echo "$?"'], cwd=tmp_path, capture_output=True, timeout=120
+    )
+    assert done.stdout.decode().strip() == "1"
+
+
+def test_a_non_blocking_stdout_is_waited_on_not_failed(tmp_path):  # type: ignore[no-untyped-def]
+    """A parent that left the pipe non-blocking (EAGAIN once the pipe is full) still gets every byte."""
+    expected = run_process("render", str(ALL)).stdout
+
+    def non_blocking() -> None:
+        flags = fcntl.fcntl(1, fcntl.F_GETFL)
+        fcntl.fcntl(1, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+
+    process = subprocess.Popen([*PLUGIN, "render", str(ALL)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=non_blocking)
+    time.sleep(0.5)  # let the pipe fill up: the writer meets EAGAIN
+    out, err = process.communicate(timeout=120)
+    assert (process.returncode, err) == (0, b"")
+    assert out == expected
+
+
+@pytest.mark.parametrize("fault", ["invalid-input", "object-clash"])
+def test_nothing_reaches_the_output_file_before_the_failure_is_known(tmp_path, fault):  # type: ignore[no-untyped-def]
+    """The last file read is the one that fails; the files before it render fine, yet the output
+    file stays empty: nothing was written while the rest was still being judged."""
+    for case in VALID:
+        target = tmp_path / "app" / case.name
+        target.mkdir(parents=True)
+        for source in case.glob("*.yaml"):
+            (target / source.name).write_text(source.read_text())
+    if fault == "invalid-input":
+        (tmp_path / "app" / "zzz.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: [not, a, name]}\n")
+        says = "app/zzz.yaml:3:"
+    else:
+        first = run_process("render", str(VALID[0])).stdout.decode().split("---\n")[1]
+        (tmp_path / "app" / "zzz.yaml").write_text(first)
+        says = "modelplane-render: two objects would be"
+    out_file: Path = tmp_path / "out.yaml"
+    with open(out_file, "wb") as out:
+        done = subprocess.run([*PLUGIN, "render", "app"], cwd=tmp_path, stdout=out, stderr=subprocess.PIPE, timeout=120)
+    assert done.returncode == 1
+    assert out_file.stat().st_size == 0
+    assert done.stderr.decode().startswith(says), done.stderr
