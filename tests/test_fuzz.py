@@ -23,13 +23,19 @@ import contextlib
 import copy
 import functools
 import marshal
+import multiprocessing
 import os
+import random
 import tempfile
+import time
+import traceback
 import warnings
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import hypothesis
 import pytest
 import yaml
 from hypothesis import HealthCheck, given, reject, settings
@@ -409,38 +415,46 @@ SOURCES = st.one_of(mutated_replicas(), mutated_text(), TOKEN_TEXT, hostile_byte
 # The profiles.
 
 FAST = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
-SLOW = {"deadline": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
-SLOW_SCALE = float(os.environ.get("MODELPLANE_FUZZ_SCALE", "1"))  # CI may scale the long profile down, never silently
+SLOW = {"deadline": None, "database": None, "suppress_health_check": list(HealthCheck), "print_blob": True}
+STRATEGIES = {"replica-data": mutated_replicas(), "fixture-text": mutated_text(), "yaml-tokens": TOKEN_TEXT, "bytes": hostile_bytes()}
 
 
-def fuzz(strategy: st.SearchStrategy[Any], examples: int, profile: dict[str, Any]) -> int:
-    """Run `examples` examples of `strategy` through the command in-process; return how many ran.
+@dataclass
+class Outcome:
+    ran: int = 0
+    known: dict[str, int] = field(default_factory=dict)  # examples set aside per known core bug
+    failure: str = ""
+
+
+def fuzz(strategy: st.SearchStrategy[Any], examples: int, profile: dict[str, Any], seed: int | None = None) -> Outcome:
+    """Run `examples` examples of `strategy` through the command in-process.
 
     `main()` runs whole for every example, except that its argument parser is built once: the
     parser (eight subcommands, gettext lookups) costs more than rendering a small file, and
     building it is the same work every time.
     """
-    count = 0
-    known: dict[str, int] = {}
+    outcome = Outcome()
     with tempfile.TemporaryDirectory() as tmp, _parser_built_once():
         directory = Path(tmp)
 
         @settings(max_examples=examples, **profile)
         @given(source=strategy)
         def run(source: str | bytes) -> None:
-            nonlocal count
-            count += 1
+            outcome.ran += 1
             result = run_source(directory, source)
             try:
                 check_outcome(result.code, result.stdout, result.stderr, source)
             except KnownCoreBug as bug:
-                known[str(bug)] = known.get(str(bug), 0) + 1
+                outcome.known[str(bug)] = outcome.known.get(str(bug), 0) + 1
                 reject()
 
-        run()
+        (hypothesis.seed(seed)(run) if seed is not None else run)()
+    return outcome
+
+
+def warn_known(known: dict[str, int]) -> None:
     if known:
-        warnings.warn(f"examples that hit known core bugs (fixtures with KNOWN_CORE_BUG), set aside: {known}", stacklevel=2)
-    return count
+        warnings.warn(f"examples that hit known core bugs (fixtures/known-core-bugs/), set aside: {known}", stacklevel=2)
 
 
 @contextlib.contextmanager
@@ -453,18 +467,11 @@ def _parser_built_once() -> Iterator[None]:
         cli.build_parser = real  # type: ignore[method-assign]
 
 
-@pytest.mark.parametrize(
-    "strategy",
-    [mutated_replicas(), mutated_text(), TOKEN_TEXT, hostile_bytes()],
-    ids=["replica-data", "fixture-text", "yaml-tokens", "bytes"],
-)
-def test_fuzz_fast(strategy):  # type: ignore[no-untyped-def]
-    assert fuzz(strategy, 100, FAST) >= 100
-
-
-# The long profile: 100,000 examples in-process, most of them where the checks are deepest.
-LONG = {"replica-data": 60_000, "fixture-text": 25_000, "yaml-tokens": 10_000, "bytes": 5_000}
-LONG_STRATEGIES = {"replica-data": mutated_replicas(), "fixture-text": mutated_text(), "yaml-tokens": TOKEN_TEXT, "bytes": hostile_bytes()}
+@pytest.mark.parametrize("name", list(STRATEGIES))
+def test_fuzz_fast(name):  # type: ignore[no-untyped-def]
+    outcome = fuzz(STRATEGIES[name], 100, FAST)
+    warn_known(outcome.known)
+    assert outcome.ran >= 100
 
 
 KNOWN_BUGS = sorted(p for p in KNOWN_BUG_FIXTURES.iterdir() if p.is_dir()) if KNOWN_BUG_FIXTURES.is_dir() else []
@@ -475,36 +482,115 @@ KNOWN_BUGS = sorted(p for p in KNOWN_BUG_FIXTURES.iterdir() if p.is_dir()) if KN
 )
 @pytest.mark.parametrize("case", KNOWN_BUGS, ids=[p.name for p in KNOWN_BUGS])
 def test_known_core_bug_fixtures(case):  # type: ignore[no-untyped-def]
+    """Each case, judged as its future folder will be: valid (expected.stdout) or invalid (expected.stderr)."""
     sources = sorted(p.name for p in case.iterdir() if p.suffix in (".yaml", ".yml"))
-    result = run_cli("validate", *sources, cwd=case)
-    assert (result.code, result.stdout, result.stderr) == (1, "", (case / "expected.stderr").read_text(encoding="utf-8"))
+    if (case / "expected.stdout").exists():
+        result = run_cli("render", *sources, cwd=case)
+        assert (result.code, result.stderr, result.stdout) == (0, "", (case / "expected.stdout").read_text(encoding="utf-8"))
+    else:
+        result = run_cli("validate", *sources, cwd=case)
+        assert (result.code, result.stdout, result.stderr) == (1, "", (case / "expected.stderr").read_text(encoding="utf-8"))
+
+
+# ---------------------------------------------------------------------------------------------
+# The long profile: 100,000 examples in-process, most where the checks are deepest, in chunks
+# spread over every core (fresh randomness each run; MODELPLANE_FUZZ_SEED replays one), plus a
+# sample through the real process. MODELPLANE_FUZZ_SCALE scales it (CI says so when it does).
+
+LONG = {"replica-data": 60_000, "fixture-text": 25_000, "yaml-tokens": 10_000, "bytes": 5_000}
+CHUNK = 2_500
+PROCESS_SAMPLE = 200
+
+
+def _scale() -> float:
+    return float(os.environ.get("MODELPLANE_FUZZ_SCALE", "1"))
+
+
+def _workers() -> int:
+    return int(os.environ.get("MODELPLANE_FUZZ_WORKERS", "0")) or os.cpu_count() or 1
+
+
+def _base_seed() -> int:
+    seed = int(os.environ.get("MODELPLANE_FUZZ_SEED") or random.randrange(2**32))
+    print(f"MODELPLANE_FUZZ_SEED={seed} replays this run")
+    return seed
+
+
+def _long_chunk(job: tuple[str, int, int]) -> tuple[str, Outcome]:
+    """One chunk, in a worker process: never raises, so every chunk's outcome comes back."""
+    name, examples, seed = job
+    warnings.simplefilter("ignore")
+    try:
+        return name, fuzz(STRATEGIES[name], examples, SLOW, seed)
+    except BaseException as exc:  # hypothesis' report: the falsifying example and how to reproduce it
+        return name, Outcome(failure=f"{name}, seed {seed}:\n" + "".join(traceback.format_exception(exc)))
+
+
+def _run_in_pool(function: Callable[[Any], tuple[str, Outcome]], jobs: list[Any]) -> dict[str, Outcome]:
+    totals: dict[str, Outcome] = {}
+    with multiprocessing.get_context("fork").Pool(processes=min(_workers(), len(jobs))) as pool:
+        for name, outcome in pool.imap_unordered(function, jobs):
+            total = totals.setdefault(name, Outcome())
+            total.ran += outcome.ran
+            total.failure += outcome.failure
+            for case, count in outcome.known.items():
+                total.known[case] = total.known.get(case, 0) + count
+    return totals
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", list(LONG))
-def test_fuzz_long(name):  # type: ignore[no-untyped-def]
-    examples = int(LONG[name] * SLOW_SCALE)
-    ran = fuzz(LONG_STRATEGIES[name], examples, SLOW)
-    print(f"{name}: {ran} examples")
-    assert ran >= examples
+def test_fuzz_long():  # type: ignore[no-untyped-def]
+    seed = _base_seed()
+    jobs = []
+    for name, examples in LONG.items():
+        wanted = int(examples * _scale())
+        jobs += [(name, min(CHUNK, wanted - start), seed + len(jobs) + i) for i, start in enumerate(range(0, wanted, CHUNK))]
+    started = time.monotonic()
+    totals = _run_in_pool(_long_chunk, jobs)
+    for name, total in sorted(totals.items()):
+        print(f"{name}: {total.ran} examples; known core bugs set aside: {total.known or 'none'}")
+    print(f"{sum(t.ran for t in totals.values())} examples in {time.monotonic() - started:.0f} s on {_workers()} workers")
+    warn_known({k: v for t in totals.values() for k, v in t.known.items()})
+    failures = [t.failure for t in totals.values() if t.failure]
+    assert not failures, "\n\n".join(failures)
+    for name, examples in LONG.items():
+        assert totals[name].ran >= int(examples * _scale())
+
+
+def _process_chunk(job: tuple[str, int, int]) -> tuple[str, Outcome]:
+    """Examples through plugin.py as Argo CD starts it: real streams, real exit status."""
+    name, examples, seed = job
+    warnings.simplefilter("ignore")
+    outcome = Outcome()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+
+            @settings(max_examples=examples, **SLOW)
+            @given(source=st.one_of(*STRATEGIES.values()))
+            def run(source: str | bytes) -> None:
+                outcome.ran += 1
+                raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
+                (Path(tmp) / SOURCE).write_bytes(raw)
+                done = run_process("render", SOURCE, cwd=Path(tmp))
+                try:
+                    check_outcome(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8", "backslashreplace"), source)
+                except KnownCoreBug as bug:
+                    outcome.known[str(bug)] = outcome.known.get(str(bug), 0) + 1
+                    reject()
+
+            hypothesis.seed(seed)(run)()
+    except BaseException as exc:
+        outcome.failure = f"process sample, seed {seed}:\n" + "".join(traceback.format_exception(exc))
+    return name, outcome
 
 
 @pytest.mark.slow
-def test_fuzz_sample_through_the_real_process(tmp_path):  # type: ignore[no-untyped-def]
-    """The same contract through plugin.py as Argo CD starts it: real streams, real exit status."""
-    ran = 0
-
-    @settings(max_examples=200, **SLOW)
-    @given(source=SOURCES)
-    def run(source: str | bytes) -> None:
-        nonlocal ran
-        ran += 1
-        raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
-        (tmp_path / SOURCE).write_bytes(raw)
-        done = run_process("render", SOURCE, cwd=tmp_path)
-        stdout = done.stdout.decode("utf-8")
-        stderr = done.stderr.decode("utf-8", "backslashreplace")
-        check_outcome(done.returncode, stdout, stderr, source)
-
-    run()
-    assert ran >= 200
+def test_fuzz_sample_through_the_real_process():  # type: ignore[no-untyped-def]
+    seed = _base_seed()
+    wanted = max(1, int(PROCESS_SAMPLE * _scale()))
+    per = -(-wanted // _workers())
+    jobs = [("process", min(per, wanted - start), seed + i) for i, start in enumerate(range(0, wanted, per))]
+    total = _run_in_pool(_process_chunk, jobs)["process"]
+    warn_known(total.known)
+    assert not total.failure, total.failure
+    assert total.ran >= wanted
