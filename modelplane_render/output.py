@@ -14,19 +14,134 @@ import yaml
 from .errors import RenderFailure
 from .plan import PlannedObject
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_T = "tag:yaml.org,2002:"
+_STR, _INT, _FLOAT, _BOOL, _NULL, _MAP, _SEQ = (_T + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))
+
+
+class _Slow(Exception):
+    """A value the fast paths below don't take: PyYAML's own constructor or representer does it."""
+
+
+# The implicit tag of a scalar depends only on its text and the resolver's fixed rules (the safe
+# loader and dumper have no path resolvers), so it is worked out once per distinct short value.
+_RESOLVED: dict[tuple[str, Any], Any] = {}
+_RESOLVE_MEMO_MAX = 200
+_BASE_RESOLVE: Any = yaml.resolver.BaseResolver.resolve
+
+
+def _resolve(resolver: Any, kind: Any, value: Any, implicit: Any) -> Any:
+    if kind is yaml.ScalarNode and not resolver.yaml_path_resolvers and len(value) <= _RESOLVE_MEMO_MAX:
+        key = (value, implicit)
+        tag = _RESOLVED.get(key)
+        if tag is None:
+            tag = _RESOLVED[key] = _BASE_RESOLVE(resolver, kind, value, implicit)
+        return tag
+    return _BASE_RESOLVE(resolver, kind, value, implicit)
+
+
+class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader, with the tag of each plain scalar remembered (values repeat: keys, kinds, labels)."""
+
+    resolve = _resolve
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
-    """Multi-line strings (an EndpointPickerConfig, a CEL expression) as literal blocks, for review."""
+    """Multi-line strings (an EndpointPickerConfig, a CEL expression) as literal blocks, for review.
+
+    `represent` builds the node tree of plain data (dicts, lists, str, int, bool, None) directly,
+    as SafeRepresenter would build it, and hands it to the C emitter: PyYAML's generic
+    representer costs as much as the rest of a render. Anything else (a float, a shared
+    container that would become an anchor) goes through SafeRepresenter as before.
+    """
+
+    def represent(self, data: Any) -> None:
+        if self.default_style is None and self.default_flow_style is False and not self.sort_keys:
+            try:
+                node = _node(data, set())
+            except _Slow:
+                pass
+            else:
+                self.serialize(node)
+                return
+        super().represent(data)
+
+    resolve = _resolve
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
     style = "|" if "\n" in value else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    return dumper.represent_scalar(_STR, value, style=style)
 
 
 _Dumper.add_representer(str, _represent_str)
+# One memo serves both: they read the same implicit resolvers (yaml.resolver.Resolver's).
+assert _Loader.yaml_implicit_resolvers is _Dumper.yaml_implicit_resolvers is yaml.resolver.Resolver.yaml_implicit_resolvers
+
+
+def _node(value: Any, seen: set[int]) -> Any:
+    """The node SafeRepresenter (with _represent_str, block style, keys unsorted) makes of value."""
+    kind = type(value)
+    if kind is str:
+        return yaml.ScalarNode(_STR, value, style="|" if "\n" in value else None)
+    if kind is dict or kind is list:
+        if id(value) in seen:
+            raise _Slow  # the same object twice: SafeRepresenter writes an anchor and an alias
+        seen.add(id(value))
+        if kind is dict:
+            return yaml.MappingNode(_MAP, [(_node(k, seen), _node(v, seen)) for k, v in value.items()], flow_style=False)
+        return yaml.SequenceNode(_SEQ, [_node(v, seen) for v in value], flow_style=False)
+    if kind is int:
+        return yaml.ScalarNode(_INT, str(value), style=None)
+    if kind is bool:
+        return yaml.ScalarNode(_BOOL, "true" if value else "false", style=None)
+    if value is None:
+        return yaml.ScalarNode(_NULL, "null", style=None)
+    raise _Slow
+
+
+_SCALARS = {tag: yaml.constructor.SafeConstructor.yaml_constructors[tag] for tag in (_INT, _FLOAT, _BOOL, _NULL)}
+
+
+def _data(loader: Any, node: Any, seen: set[int]) -> Any:
+    """What SafeConstructor makes of a document of plain data (maps, sequences, str, int, float, bool, null)."""
+    tag, kind = node.tag, type(node)
+    if kind is yaml.ScalarNode:
+        if tag == _STR:
+            return node.value
+        constructor = _SCALARS.get(tag)
+        if constructor is None:
+            raise _Slow  # a timestamp, binary, a tag of its own
+        return constructor(loader, node)
+    if id(node) in seen:
+        raise _Slow  # an alias: SafeConstructor shares the object
+    seen.add(id(node))
+    if tag == _MAP and kind is yaml.MappingNode:
+        result: dict[Any, Any] = {}
+        for key_node, value_node in node.value:
+            if type(key_node) is not yaml.ScalarNode or key_node.tag in (_T + "merge", _T + "value"):
+                raise _Slow
+            result[_data(loader, key_node, seen)] = _data(loader, value_node, seen)
+        return result
+    if tag == _SEQ and kind is yaml.SequenceNode:
+        return [_data(loader, item, seen) for item in node.value]
+    raise _Slow
+
+
+def _load_all(text: str) -> list[Any]:
+    """yaml.load_all(text, Loader=_Loader), with plain data constructed by _data."""
+    loader = _Loader(text)
+    try:
+        documents = []
+        while loader.check_node():
+            node = loader.get_node()
+            try:
+                documents.append(_data(loader, node, set()))
+            except _Slow:
+                documents.append(loader.construct_document(node))
+        return documents
+    finally:
+        loader.dispose()
+
 
 # Dependencies first: identities and config, then claims, then what serves, then what routes.
 KIND_ORDER = (
@@ -55,7 +170,7 @@ _RANK = {kind: i for i, kind in enumerate(KIND_ORDER)}
 def parse_checked(planned: PlannedObject, text: str) -> dict[str, Any]:
     """The rendered text as an object, or an internal failure that names the template."""
     try:
-        documents = list(yaml.load_all(text, Loader=_Loader))
+        documents = _load_all(text)
     except yaml.YAMLError as exc:
         raise RenderFailure(
             f"template {planned.template} rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}"
