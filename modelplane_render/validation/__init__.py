@@ -104,6 +104,8 @@ def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optiona
         return None, errors
     from ..model import ModelReplica, from_validated
 
-    replica = from_validated(ModelReplica, {"metadata": data["metadata"], "spec": data["spec"]})
+    # A null field is an absent one, as the API server drops it (`labels:` with nothing after it).
+    metadata = {k: v for k, v in data["metadata"].items() if v is not None}
+    replica = from_validated(ModelReplica, {"metadata": metadata, "spec": data["spec"]})
     errors = check_replica(replica, document, namespace)
     return (None, errors) if errors else (replica, [])
