@@ -21,8 +21,12 @@ from .plan import PlannedObject
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]")
 
 
+# json.dumps with these arguments makes a new encoder on every call; one serves every value.
+_ENCODE = json.JSONEncoder(ensure_ascii=False, allow_nan=False, separators=(", ", ": ")).encode
+
+
 def to_json(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False, allow_nan=False, separators=(", ", ": "))
+    text = _ENCODE(value)
     return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
@@ -58,6 +62,8 @@ def environment() -> Any:
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         bytecode_cache=_bytecode_cache(),
+        # A run is one process: the templates can't change under it, so don't stat them on every object.
+        auto_reload=False,
         undefined=jinja2.StrictUndefined,
         autoescape=False,
         keep_trailing_newline=True,
