@@ -85,7 +85,7 @@ def cached(
     sources can't be walked or read, or the directory is not safe to use, this is produce().
     """
     directory = (env if env is not None else os.environ).get(ENV_CACHE_DIR, "")
-    if not directory or not _usable(directory):
+    if not directory or not usable_directory(directory):
         return produce()
     key = cache_key(paths, options, context or {})
     if key is None:
@@ -189,7 +189,7 @@ def _dependency_versions() -> list[str]:
 # --- entries -------------------------------------------------------------------------------------
 
 
-def _usable(directory: str) -> bool:
+def usable_directory(directory: str) -> bool:
     """Not another user's directory, and not one others may write to; a missing one is made on the first store."""
     try:
         st = os.stat(directory)
@@ -241,7 +241,7 @@ def store(directory: str, key: str, text: str) -> None:
     temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not _usable(directory):
+        if not usable_directory(directory):
             return
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
         with os.fdopen(fd, "wb") as handle:

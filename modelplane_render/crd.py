@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
-from importlib import resources
+import marshal
+import os
+import sys
 from typing import Any
 
 import yaml
@@ -15,15 +17,63 @@ API_VERSION = f"{GROUP}/{VERSION}"
 CRD_FILE = "modelreplicas.modelplane.ai.yaml"
 
 
+_CRD_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "crds", CRD_FILE)
+
+
 def crd_text() -> str:
-    return resources.files(__package__).joinpath("crds", CRD_FILE).read_text(encoding="utf-8")
+    try:
+        with open(_CRD_PATH, encoding="utf-8") as handle:
+            return handle.read()
+    except FileNotFoundError:  # installed without files on disk (a zip): ask the loader
+        from importlib import resources
+
+        return resources.files(__package__).joinpath("crds", CRD_FILE).read_text(encoding="utf-8")
 
 
 @functools.cache
 def crd() -> dict[str, Any]:
+    """The CRD as data; parsed once and kept (marshal keeps the anchors' shared objects shared) per CRD text."""
+    text = crd_text()
+    kept = _kept_path(text)
+    if kept:
+        try:
+            with open(kept, "rb") as handle:
+                stored = marshal.load(handle)
+            if isinstance(stored, dict):
+                return stored
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    document: dict[str, Any] = yaml.load(crd_text(), Loader=loader)
+    document: dict[str, Any] = yaml.load(text, Loader=loader)
+    if kept:
+        _keep(kept, document)
     return document
+
+
+def _kept_path(text: str) -> str | None:
+    from hashlib import blake2b
+
+    from .usercache import compiled_dir
+
+    directory = compiled_dir("crd")
+    if directory is None:
+        return None
+    # The parse depends on the text, PyYAML's version and the interpreter's marshal format.
+    digest = blake2b(f"{yaml.__version__}\0{sys.version}\0{text}".encode(), digest_size=16).hexdigest()
+    return os.path.join(directory, f"{digest}.marshal")
+
+
+def _keep(path: str, document: dict[str, Any]) -> None:
+    temp = f"{path}.{os.getpid()}.partial"
+    try:
+        with open(temp, "wb") as handle:
+            marshal.dump(document, handle)
+        os.replace(temp, path)
+    except (OSError, ValueError):
+        try:
+            os.unlink(temp)
+        except OSError:
+            pass
 
 
 def openapi_schema() -> dict[str, Any]:
