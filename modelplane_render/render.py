@@ -44,15 +44,10 @@ def _bytecode_cache() -> Any:
     """
     import jinja2
 
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    directory = os.path.join(base, "modelplane-render", f"jinja-{jinja2.__version__}")
-    try:
-        os.makedirs(directory, exist_ok=True)
-        if not os.access(directory, os.W_OK):
-            return None
-    except OSError:
-        return None
-    return jinja2.FileSystemBytecodeCache(directory)
+    from .usercache import compiled_dir
+
+    directory = compiled_dir(f"jinja-{jinja2.__version__}")
+    return jinja2.FileSystemBytecodeCache(directory) if directory else None
 
 
 @functools.cache
