@@ -1,24 +1,26 @@
-"""Stage 2, model: the pydantic models of a ModelReplica, mirroring the CRD field by field.
+"""Stage 2, model: the models of a ModelReplica, mirroring the CRD field by field.
 
 The CRD (crds/modelreplicas.modelplane.ai.yaml) judges the input; these models are the
-typed view the plan reads once it has been judged. Every field, type, bound, enum and
-default here is compared with the CRD by tests/test_model.py, so the two can't drift.
+typed view the plan reads once it has been judged. They are declared in pydantic's spelling
+on typed.Record, which builds them without importing pydantic (its import alone was 40% of a
+cold render); typed.pydantic_model turns each into a real pydantic model, and with those
+tests/test_model.py compares every field, type, bound, enum and default with the CRD, so the
+two can't drift, and checks that pydantic's validation builds what from_validated builds.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, get_args, get_origin
 
-from pydantic import BaseModel, ConfigDict, Field
+from .typed import ConfigDict, Field, Record
 
 
-class _Strict(BaseModel):
-    # defer_build: building pydantic's validators for ~30 classes costs more than a whole render, and
-    # the data reaching these models has already been judged by the CRD (see from_validated).
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True, defer_build=True)
+class _Strict(Record):
+    # What the pydantic models of the tests are held to (typed.pydantic_model).
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
 
-_M = TypeVar("_M", bound=BaseModel)
+_M = TypeVar("_M", bound=Record)
 Quantity = Union[int, str]
 DNS_LABEL = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"
 
@@ -196,27 +198,27 @@ class ModelReplicaSpec(_Strict):
     engines: list[Engine] = Field(min_length=1, max_length=8)
 
 
-class ObjectMeta(BaseModel):
+class ObjectMeta(Record):
     """The part of a replica's metadata the renderer reads (the API server judges the rest)."""
 
-    model_config = ConfigDict(frozen=True, defer_build=True)
+    model_config = ConfigDict(frozen=True)
     name: str
     namespace: Optional[str] = None
     labels: dict[str, str] = Field(default_factory=dict)
     annotations: dict[str, str] = Field(default_factory=dict)
 
 
-class ModelReplica(BaseModel):
-    model_config = ConfigDict(frozen=True, defer_build=True)
+class ModelReplica(Record):
+    model_config = ConfigDict(frozen=True)
     metadata: ObjectMeta
     spec: ModelReplicaSpec
 
 
 def from_validated(model: type[_M], data: dict[str, Any]) -> _M:
-    """The typed view of data the CRD has already judged, built without pydantic's validators.
+    """The typed view of data the CRD has already judged, built without validators.
 
-    `model_validate` would check it all again, at the cost of building every validator on each
-    run; tests/test_model.py runs `model_validate` on every valid fixture to prove both agree.
+    Validating it again would only repeat the CRD's verdict; tests/test_model.py runs pydantic's
+    `model_validate` (typed.pydantic_model) on every valid fixture to prove both build the same.
     """
     values: dict[str, Any] = {}
     for name, field in model.model_fields.items():
@@ -231,7 +233,7 @@ def _typed(annotation: Any, value: Any) -> Any:
         return None
     origin = get_origin(annotation)
     if origin is Union:
-        models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, BaseModel)]
+        models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, Record)]
         lists = [a for a in get_args(annotation) if get_origin(a) is list]
         if models and isinstance(value, dict):
             return from_validated(models[0], value)
@@ -241,12 +243,12 @@ def _typed(annotation: Any, value: Any) -> Any:
     if origin is list:
         (item,) = get_args(annotation)
         return [_typed(item, v) for v in value]
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+    if isinstance(annotation, type) and issubclass(annotation, Record):
         return from_validated(annotation, value)
     return value
 
 
-def to_plain(model: BaseModel) -> dict[str, Any]:
+def to_plain(model: Record) -> dict[str, Any]:
     """A model back to the API's own field names, leaving out what was not set (as model_dump would)."""
     out: dict[str, Any] = {}
     for name, field in type(model).model_fields.items():
@@ -257,7 +259,7 @@ def to_plain(model: BaseModel) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    if isinstance(value, Record):
         return to_plain(value)
     if isinstance(value, list):
         return [_plain(v) for v in value]

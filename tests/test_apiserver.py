@@ -123,9 +123,13 @@ def our_verdict(document: Document) -> tuple[str, list[SourceError]]:
     if errors:
         generate_name_only = all("generateName" in e.path for e in errors)
         return (BEYOND_CRD_MARK if generate_name_only else "reject"), errors
-    from modelplane_render.model import ModelReplica
+    from modelplane_render.model import ModelReplica, from_validated
+    from modelplane_render.typed import pydantic_model
 
-    replica = ModelReplica.model_validate({"metadata": data["metadata"], "spec": data["spec"]}, by_alias=True)
+    metadata = {k: v for k, v in data["metadata"].items() if v is not None}  # as judge_replica: a null field is absent
+    source = {"metadata": metadata, "spec": data["spec"]}
+    pydantic_model(ModelReplica).model_validate(source, by_alias=True)  # pydantic agrees it is a ModelReplica
+    replica = from_validated(ModelReplica, source)
     beyond = check_replica(replica, document, DEFAULT_NAMESPACE)
     return (BEYOND_CRD_MARK if beyond else "accept"), beyond
 

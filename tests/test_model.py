@@ -1,4 +1,4 @@
-"""The pydantic models and the CEL predicates can't drift from the CRD: compared constraint by constraint."""
+"""The models (as pydantic models) and the CEL predicates can't drift from the CRD: compared constraint by constraint."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from modelplane_render import crd
 from modelplane_render.model import ModelReplicaSpec
+from modelplane_render.typed import Record, pydantic_model
 from modelplane_render.validation.cel import PREDICATES, normalise
 
 
@@ -105,7 +106,7 @@ def compare(model: type[BaseModel], schema: dict[str, Any], path: str, problems:
 
 def test_models_mirror_the_crd_field_by_field():  # type: ignore[no-untyped-def]
     problems: list[str] = []
-    compare(ModelReplicaSpec, crd.openapi_schema()["properties"]["spec"], "spec", problems)
+    compare(pydantic_model(ModelReplicaSpec), crd.openapi_schema()["properties"]["spec"], "spec", problems)
     assert problems == []
 
 
@@ -126,8 +127,35 @@ def test_the_crd_is_a_plain_crd(field):  # type: ignore[no-untyped-def]
     assert field in crd.openapi_schema()["properties"]["spec"]["properties"]
 
 
+def same(record: Any, model: Any) -> bool:
+    """A record equals what pydantic built: the pydantic model of its class, field by field, types included."""
+    if isinstance(record, Record):
+        fields = type(record).model_fields
+        return type(model) is pydantic_model(type(record)) and all(same(getattr(record, n), getattr(model, n)) for n in fields)
+    if isinstance(record, list):
+        return isinstance(model, list) and len(record) == len(model) and all(same(r, m) for r, m in zip(record, model, strict=True))
+    if isinstance(record, dict):
+        return isinstance(model, dict) and record.keys() == model.keys() and all(same(record[k], model[k]) for k in record)
+    return type(record) is type(model) and record == model
+
+
+def test_the_records_are_the_classes_declared_and_frozen():  # type: ignore[no-untyped-def]
+    from modelplane_render.model import Engine, from_validated
+
+    engine = from_validated(Engine, {"name": "e", "members": [{"nodePoolName": "p", "template": {"spec": {"containers": []}}}]})
+    assert engine.copies == 1 and engine.members[0].role == "Standalone"  # defaults, as pydantic fills them
+    assert engine.member("Standalone") is engine.members[0]
+    with pytest.raises(AttributeError):
+        engine.copies = 2  # type: ignore[misc]
+    assert engine.phase is None
+    with pytest.raises(AttributeError):
+        from_validated(Engine, {"members": []}).name  # noqa: B018 - required, not given: missing, as in pydantic
+    assert engine == from_validated(Engine, {"name": "e", "members": [{"nodePoolName": "p", "template": {"spec": {"containers": []}}}]})
+    assert pydantic_model(Engine).model_fields["copies"].default == 1
+
+
 def test_the_typed_view_equals_what_pydantic_validation_builds():  # type: ignore[no-untyped-def]
-    """from_validated skips pydantic's validators for speed; on every valid fixture it must agree with them."""
+    """from_validated builds without validators for speed; on every valid fixture pydantic's validation must agree."""
     from conftest import VALID
     from modelplane_render.model import ModelReplica, from_validated
     from modelplane_render.sources import iter_documents
@@ -141,7 +169,8 @@ def test_the_typed_view_equals_what_pydantic_validation_builds():  # type: ignor
         errors: list = []
         data = StructuralValidator(document, errors, make_rule_runner(document)).check(document.data, crd.openapi_schema(), ())
         assert errors == []
-        source = {"metadata": data["metadata"], "spec": data["spec"]}
-        assert from_validated(ModelReplica, source) == ModelReplica.model_validate(source, by_alias=True)
+        metadata = {k: v for k, v in data["metadata"].items() if v is not None}  # as judge_replica: a null field is absent
+        source = {"metadata": metadata, "spec": data["spec"]}
+        assert same(from_validated(ModelReplica, source), pydantic_model(ModelReplica).model_validate(source, by_alias=True))
         compared += 1
     assert compared >= 15
