@@ -20,7 +20,6 @@ it finds becomes a fixture under fixtures/invalid/ or fixtures/valid/ and gets f
 from __future__ import annotations
 
 import contextlib
-import copy
 import functools
 import marshal
 import multiprocessing
@@ -209,14 +208,14 @@ def _drop(draw: Any, root: Any, path: Path_) -> Any:
 def _duplicate(draw: Any, root: Any, path: Path_) -> Any:
     value = _get(root, path)
     if isinstance(value, list) and value:
-        value.extend(copy.deepcopy(value[: draw(st.integers(1, len(value)))]))
+        value.extend(_copy(value[: draw(st.integers(1, len(value)))]))
         return root
     if path and isinstance(_get(root, path[:-1]), list):
-        _get(root, path[:-1]).insert(path[-1], copy.deepcopy(value))
+        _get(root, path[:-1]).insert(path[-1], _copy(value))
         return root
     if path:  # a mapping entry: the same value under a second, similar key
         parent = _get(root, path[:-1])
-        parent[draw(KEYS)] = copy.deepcopy(value)
+        parent[draw(KEYS)] = _copy(value)
     return root
 
 
@@ -231,8 +230,8 @@ def _lengthen(draw: Any, root: Any, path: Path_) -> Any:
     times = draw(st.sampled_from([2, 9, 64, 254, 1000]))
     if isinstance(value, str):
         return _set(root, path, (value or "x") * times)
-    if isinstance(value, list):
-        return _set(root, path, (value or [None]) * min(times, 100))
+    if isinstance(value, list):  # copies, not one object many times (a later mutation would hit them all)
+        return _set(root, path, [_copy(item) for _ in range(min(times, 100)) for item in (value or [None])])
     if isinstance(value, dict):
         name, filler = draw(st.sampled_from(FIELD_NAMES)), draw(SCALARS)
         value.update({f"{name}{i}": filler for i in range(min(times, 100))})
@@ -240,6 +239,11 @@ def _lengthen(draw: Any, root: Any, path: Path_) -> Any:
     if isinstance(value, bool) or value is None:
         return _set(root, path, [value] * times)
     return _set(root, path, value * times)
+
+
+def _copy(value: Any) -> Any:
+    """A deep copy of YAML data (dicts, lists, scalars), fast, with no object shared."""
+    return marshal.loads(marshal.dumps(value, 2))  # version 2: no back-references, so no sharing
 
 
 def _swap(draw: Any, root: Any, path: Path_) -> Any:
@@ -277,7 +281,7 @@ MUTATIONS: list[Callable[[Any, Any, Path_], Any]] = [_drop, _duplicate, _retype,
 
 @st.composite
 def mutated_replicas(draw: Any) -> str:
-    documents = marshal.loads(marshal.dumps(draw(st.sampled_from(WITH_REPLICAS))))  # a deep copy, fast
+    documents = _copy(draw(st.sampled_from(WITH_REPLICAS)))
     replicas = [i for i, d in enumerate(documents) if isinstance(d, dict) and d.get("kind") == crd.KIND]
     for _ in range(draw(st.integers(1, 3))):
         i = draw(st.sampled_from(replicas))
