@@ -5,17 +5,20 @@ not change; each run is a new process, so without a cache each pays for the inte
 validator and the templates again. With MODELPLANE_RENDER_CACHE_DIR set (the Argo CD plugin
 sets it to a directory in the sidecar's own /tmp; the command line leaves it unset, so the
 cache is off there), a hit reads the sources, hashes them and prints what was stored, without
-importing the validator, pydantic, Jinja or the templates.
+importing the validator, Jinja, YAML or the templates. For `render PATH...` and `argocd
+generate`, main() asks the cache (`answer`) before it even builds its argument parser.
 
 The key is a BLAKE2b-256 digest over everything that can change the output:
 - this tool: its version, and the size and mtime of each of its own files (modules, templates,
   the CRD), so an edited checkout never serves output of the code before the edit;
 - the Python version, and the names of the distributions installed beside PyYAML, Jinja and
   pydantic (their versions: an upgraded YAML dumper may print differently);
-- every input file, walked by the same rules as the render (`sources.find_files`): its shown
-  name, real path and bytes, so one changed byte, a renamed or a new file is a miss;
-- the options (namespace, gateway) and whatever else the front end read (`context`: the
-  command, and for Argo CD its parameters and the cluster's API versions).
+- every input file, walked by the same rules as the render (`walk.find_files`, which
+  `sources` uses): its shown name, real path and bytes, so one changed byte, a renamed or a new
+  file is a miss;
+- what the front end reads besides the files (`key`): for `render` every option
+  (`render_key`), for `argocd generate` the parameters, namespace, app path, cluster APIs and
+  Application env as Argo CD passed them (`argocd_key`).
 
 Only a successful run is stored (errors are re-reported every time, never replayed). Entries
 are written to a temporary file and renamed into place (readers see a whole entry or none);
@@ -30,8 +33,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Optional
 
 from . import __version__
 
@@ -40,7 +41,12 @@ try:  # CPython's own BLAKE2: a hit does not pay for loading OpenSSL (hashlib's 
 except ImportError:  # pragma: no cover - another Python
     from hashlib import blake2b
 
+# No typing or collections imports at run time: a hit must stay close to the interpreter's own start-up.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping, Sequence
+    from typing import Optional
+
     from .options import Options
 
 ENV_CACHE_DIR = "MODELPLANE_RENDER_CACHE_DIR"
@@ -66,37 +72,86 @@ def render_text(paths: Sequence[str], options: Options) -> str:
 
         return render_paths(list(paths), options).text
 
-    return cached(paths, options, produce, context={"front": "render"})
+    return cached(paths, produce, key=render_key(options))
 
 
-def cached(
-    paths: Sequence[str],
-    options: Options,
-    produce: Callable[[], str],
-    *,
-    context: Optional[Mapping[str, str]] = None,
-    env: Optional[Mapping[str, str]] = None,
-) -> str:
+def render_key(options: Options) -> dict[str, str]:
+    """What of a `render` command line, besides its paths, can change its output: every option."""
+    return {"front": "render", **{f"option {name}": repr(value) for name, value in sorted(vars(options).items())}}
+
+
+# render_key(Options()): what `render PATH...` without options is keyed by (a test keeps it equal).
+RENDER_WITHOUT_OPTIONS = {"front": "render", "option gateway": "None", "option namespace": "None"}
+
+# What `argocd generate` reads from its environment, besides the app's files: the plugin
+# parameters, the destination namespace, the app's path, the cluster's APIs, and the
+# Application's plugin env (ARGOCD_ENV_*). Not the revision or the app's name, which change on
+# every commit while the output does not.
+ARGOCD_ENV_NAMES = ("ARGOCD_APP_PARAMETERS", "ARGOCD_APP_NAMESPACE", "ARGOCD_APP_SOURCE_PATH", "KUBE_API_VERSIONS")
+ARGOCD_ENV_PREFIX = "ARGOCD_ENV_"
+_UNSET = "\0unset"
+
+
+def argocd_key(env: Mapping[str, str]) -> dict[str, str]:
+    """What of Argo CD's environment can change the output of `argocd generate`, as it was given."""
+    key = {"front": "argocd generate"}
+    for name in ARGOCD_ENV_NAMES:
+        key[f"env {name}"] = env.get(name, _UNSET)
+    for name in sorted(env):
+        if name.startswith(ARGOCD_ENV_PREFIX):
+            key[f"env {name}"] = env[name]
+    return key
+
+
+def cached(paths: Sequence[str], produce: Callable[[], str], *, key: Mapping[str, str], env: Optional[Mapping[str, str]] = None) -> str:
     """produce()'s text, or the text a successful produce() gave for byte-identical inputs.
 
-    `paths` and `options` are what produce() renders; `context` is everything else produce()
-    reads that can change its text (name it all: a thing left out is a stale hit). `env` is
-    where MODELPLANE_RENDER_CACHE_DIR is read (default os.environ). When the cache is off, the
-    sources can't be walked or read, or the directory is not safe to use, this is produce().
+    `paths` are what produce() renders (walked as the render walks them); `key` is everything
+    else produce() reads that can change its text, as text: the options, the environment (name
+    it all: a thing left out is a stale hit). `env` is where MODELPLANE_RENDER_CACHE_DIR is read
+    (default os.environ). When the cache is off, the sources can't be walked or read, or the
+    directory is not safe to use, this is produce(). An exception of produce() goes through and
+    nothing is stored.
     """
     directory = (env if env is not None else os.environ).get(ENV_CACHE_DIR, "")
     if not directory or not usable_directory(directory):
         return produce()
-    key = cache_key(paths, options, context or {})
-    if key is None:
+    digest = cache_key(paths, key)
+    if digest is None:
         return produce()  # a fault in the sources: the render reports it
-    hit = lookup(directory, key)
+    hit = lookup(directory, digest)
     if hit is not None:
         return hit
     text = produce()
-    if cache_key(paths, options, context or {}) == key:  # the sources did not change while rendering
-        store(directory, key, text)
+    if cache_key(paths, key) == digest:  # the sources did not change while rendering
+        store(directory, digest, text)
     return text
+
+
+def answer(argv: Sequence[str], env: Mapping[str, str]) -> Optional[str]:
+    """The stored output of a command line the cache can answer before it is even parsed, or None.
+
+    main() asks this first, so that a hit imports neither argparse nor anything it would load.
+    Two shapes only, whose meaning needs no parser: `render PATH...` without options (no
+    argument starting with `-`), and Argo CD's `argocd generate`. Their keys are the ones
+    render_text and the Argo CD front end store under, so what one stored the other finds.
+    Anything else, and any fault here, is None: the command then runs as always.
+    """
+    try:
+        directory = env.get(ENV_CACHE_DIR, "")
+        if not directory or not usable_directory(directory):
+            return None
+        arguments = list(argv)
+        if arguments[:1] == ["render"] and not any(a.startswith("-") for a in arguments[1:]):
+            paths, key = arguments[1:] or ["."], RENDER_WITHOUT_OPTIONS
+        elif arguments == ["argocd", "generate"]:
+            paths, key = ["."], argocd_key(env)
+        else:
+            return None
+        digest = cache_key(paths, key)
+        return lookup(directory, digest) if digest else None
+    except Exception:  # the cache only ever saves time; the command itself reports any real fault
+        return None
 
 
 # --- the key -------------------------------------------------------------------------------------
@@ -118,17 +173,16 @@ class _Digest:
         return self._hash.hexdigest()
 
 
-def cache_key(paths: Sequence[str], options: Options, context: Mapping[str, str]) -> Optional[str]:
-    """The key of a render of `paths` with `options`, or None when a source can't be walked or read."""
+def cache_key(paths: Sequence[str], key: Mapping[str, str]) -> Optional[str]:
+    """The digest of a render of `paths` with `key`, or None when a source can't be walked or read."""
     from .errors import InputError
-    from .sources import find_files, read_file
+    from .walk import find_files, read_file
 
     digest = _Digest()
     digest.part(MAGIC, __version__, tool_fingerprint())
-    digest.part("options", repr(options))  # every field, including any added later
-    digest.part("context", str(len(context)))
-    for name in sorted(context):
-        digest.part(name, context[name])
+    digest.part("key", str(len(key)))
+    for name in sorted(key):
+        digest.part(name, key[name])
     digest.part("paths", str(len(paths)), *paths)
     files, errors = find_files(list(paths))
     if errors:

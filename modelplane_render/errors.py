@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Union
+# No dataclasses or typing here: a render-cache hit imports this module and little else
+# (dataclasses alone, through inspect, costs more than the whole of such a run).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
-PathPart = Union[str, int]
+PathPart = str | int
 FieldPath = tuple[PathPart, ...]
 
 EXIT_OK = 0
@@ -40,15 +42,63 @@ class MapKey(str):
     __slots__ = ()
 
 
-@dataclass(frozen=True, order=True)
 class SourceError:
-    """One fault in the input, at a place in a source file."""
+    """One fault in the input, at a place in a source file.
+
+    A frozen record ordered by file, line, column, path and message (as a frozen, ordered
+    dataclass would be, written out to keep dataclasses out of this module).
+    """
+
+    __slots__ = ("file", "line", "column", "path", "message")
+    __match_args__ = ("file", "line", "column", "path", "message")
 
     file: str
     line: int
     column: int
     path: str
     message: str
+
+    def __init__(self, file: str, line: int, column: int, path: str, message: str) -> None:
+        for name, value in zip(self.__slots__, (file, line, column, path, message), strict=True):
+            object.__setattr__(self, name, value)
+
+    def _fields(self) -> tuple[str, int, int, str, str]:
+        return (self.file, self.line, self.column, self.path, self.message)
+
+    def replace(self, **changes: str | int) -> SourceError:
+        """A copy with some fields changed (dataclasses.replace)."""
+        values = dict(zip(self.__slots__, self._fields(), strict=True)) | changes
+        return SourceError(**values)  # type: ignore[arg-type]
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"cannot assign to field {name!r}: a SourceError is frozen")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"cannot delete field {name!r}: a SourceError is frozen")
+
+    def __eq__(self, other: object) -> bool:
+        return self._fields() == other._fields() if type(other) is SourceError else NotImplemented
+
+    def __lt__(self, other: SourceError) -> bool:
+        return self._fields() < other._fields() if type(other) is SourceError else NotImplemented
+
+    def __le__(self, other: SourceError) -> bool:
+        return self._fields() <= other._fields() if type(other) is SourceError else NotImplemented
+
+    def __gt__(self, other: SourceError) -> bool:
+        return self._fields() > other._fields() if type(other) is SourceError else NotImplemented
+
+    def __ge__(self, other: SourceError) -> bool:
+        return self._fields() >= other._fields() if type(other) is SourceError else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+    def __reduce__(self) -> tuple[type[SourceError], tuple[str, int, int, str, str]]:
+        return (SourceError, self._fields())  # pickle and copy: built again, never assigned to
+
+    def __repr__(self) -> str:
+        return f"SourceError(file={self.file!r}, line={self.line!r}, column={self.column!r}, path={self.path!r}, message={self.message!r})"
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}: {self.path}: {self.message}"

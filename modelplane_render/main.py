@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
 import importlib
-import re
+import os
 import sys
-from collections.abc import Sequence
-from typing import NoReturn, Optional
 
 from . import __version__
-from .errors import EXIT_INVALID, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
+from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
+
+# argparse, re and typing are imported only when needed: a render-cache hit (see _from_cache)
+# costs little more than the interpreter's start-up, and argparse alone would double that.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
+    from typing import NoReturn, Optional
 
 PROG = "modelplane-render"
 COMMANDS = {
@@ -24,12 +28,13 @@ COMMANDS = {
 }
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:
-        raise UsageError(f"{message} (see {self.prog} --help)")
-
-
 def build_parser() -> argparse.ArgumentParser:
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            raise UsageError(f"{message} (see {self.prog} --help)")
+
     parser = _Parser(prog=PROG, description="Render Modelplane ModelReplicas into the Kubernetes objects that serve them.")
     parser.add_argument("--version", action="version", version=f"{PROG} {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
@@ -42,7 +47,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
-        args = build_parser().parse_args(argv)
+        arguments = list(sys.argv[1:] if argv is None else argv)
+        stored = _from_cache(arguments)
+        if stored is not None:
+            from .writer import write_stdout
+
+            write_stdout(stored)
+            return EXIT_OK
+        args = build_parser().parse_args(arguments)
         module = importlib.import_module(f".commands.{args.command}", __package__)
         code: int = module.run(args)
         return code
@@ -66,9 +78,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INVALID
 
 
+def _from_cache(arguments: list[str]) -> Optional[str]:
+    """The render cache's stored output for this command line, when it is on and has it (cache.answer)."""
+    from .cache import ENV_CACHE_DIR, answer
+
+    return answer(arguments, os.environ) if os.environ.get(ENV_CACHE_DIR) else None
+
+
 # Characters that would break "one error per line" (a file name or a quoted value carrying a
 # line break) or hide text on a terminal; shown escaped instead. A tab stays: it is harmless.
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_UNPRINTABLE = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"
 # An error line stays readable however long the key or value it quotes: ends kept, middle cut.
 MAX_ERROR_FIELD = 400
 
@@ -78,12 +97,14 @@ def _one_line(text: str, limit: int = MAX_ERROR_FIELD) -> str:
     if len(text) > limit:
         cut = len(text) - limit
         text = f"{text[: limit // 2]}...({cut} characters left out)...{text[-limit // 2 :]}"
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
+    import re
+
+    return re.sub(_UNPRINTABLE, lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
 def _bounded(error: SourceError) -> SourceError:
     """An error whose file, path and message each fit on a line: a 1 MiB key is shown by its ends."""
-    return dataclasses.replace(error, file=_one_line(error.file), path=_one_line(error.path), message=_one_line(error.message))
+    return error.replace(file=_one_line(error.file), path=_one_line(error.path), message=_one_line(error.message))
 
 
 def _report(*lines: str) -> None:

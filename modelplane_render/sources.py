@@ -8,9 +8,7 @@ duplicate keys, tags other than the core ones, and merge keys (`<<`) are errors.
 
 from __future__ import annotations
 
-import os
 import re
-import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -19,20 +17,25 @@ import yaml
 
 from .errors import FieldPath, InputError, MapKey, SourceError
 
+# Finding and reading the files lives in walk.py, which imports nothing heavy: a render-cache
+# hit walks the sources exactly as a render does, and must not pay for YAML to do it.
+from .walk import KUSTOMIZE_FILE_NAMES as KUSTOMIZE_FILE_NAMES
+from .walk import MAX_FILE_BYTES as MAX_FILE_BYTES
+from .walk import YAML_SUFFIXES as YAML_SUFFIXES
+from .walk import _read, _reason
+from .walk import display_path as display_path
+from .walk import find_files as find_files
+from .walk import read_file as read_file
+
 # Limits that keep hostile or broken input from taking the process down (stated in the README).
 # Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
 # 11,000 nodes) and low enough that hitting it costs seconds and a few hundred MB, not the machine:
 # PyYAML's composer keeps ~600 bytes per node of a document before we see any of it.
-MAX_FILE_BYTES = 16 * 1024 * 1024
 MAX_TOTAL_BYTES = 64 * 1024 * 1024  # all files of one run together
 MAX_NODES_PER_FILE = 500_000  # keys and values, after expanding aliases
 MAX_NODES_PER_RUN = 1_000_000  # the same, all files of one run together
 MAX_DEPTH = 100
 MAX_DOCUMENTS_PER_FILE = 10_000
-
-YAML_SUFFIXES = (".yaml", ".yml")
-# kustomize's own files sit beside the manifests in a kustomize base; they are not objects.
-KUSTOMIZE_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _T = "tag:yaml.org,2002:"
@@ -78,100 +81,6 @@ class _Fault(Exception):
         self.column = mark.column + 1
         self.path = path
         self.message = message
-
-
-def display_path(path: str) -> str:
-    """A found file's path relative to the current directory, or absolute when it is elsewhere."""
-    rel = os.path.relpath(path)
-    return path if rel.startswith("..") else rel
-
-
-def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceError]]:
-    """Expand command-line paths into (display name, real path) pairs, in a stable order.
-
-    Directories are walked recursively in sorted order; only `*.yaml`/`*.yml` files are
-    read, names starting with `.` are skipped (`.git`, editor files) and so are
-    kustomization files. A symlink may only lead to a regular file inside the directory
-    that was given: Argo CD refuses out-of-bounds symlinks, and so do we. A symlink to a
-    directory is not followed (as kubectl's and Argo CD's walks don't). A directory that
-    can't be listed is an error: skipping it would silently drop the objects inside.
-    """
-    found: list[tuple[str, str]] = []
-    errors: list[SourceError] = []
-    for given in paths:
-        if not os.path.lexists(given):
-            errors.append(SourceError(given, 1, 1, ".", "no such file or directory"))
-            continue
-        if os.path.isdir(given):
-            root = os.path.realpath(given)
-
-            for dirpath, dirnames, filenames in os.walk(given, onerror=_walk_error(given, errors), followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-                for name in sorted(filenames):
-                    if name.startswith(".") or not name.endswith(YAML_SUFFIXES) or name in KUSTOMIZE_FILE_NAMES:
-                        continue
-                    full = os.path.join(dirpath, name)
-                    shown = given if full == given else display_path(full)
-                    problem = _unsafe_file(full, root)
-                    if problem:
-                        errors.append(SourceError(shown, 1, 1, ".", problem))
-                    else:
-                        found.append((shown, full))
-        else:
-            problem = _unsafe_file(given, None)
-            if problem:
-                errors.append(SourceError(given, 1, 1, ".", problem))
-            else:
-                found.append((given, given))
-    return found, errors
-
-
-def _walk_error(given: str, errors: list[SourceError]) -> Callable[[OSError], None]:
-    def unreadable(exc: OSError) -> None:
-        where = exc.filename if isinstance(exc.filename, str) else given
-        shown = where if where == given else display_path(where)
-        errors.append(SourceError(shown, 1, 1, ".", f"cannot read directory: {_reason(exc)}"))
-
-    return unreadable
-
-
-def _reason(exc: OSError) -> str:
-    return (exc.strerror or str(exc)).lower()
-
-
-def _unsafe_file(path: str, root: str | None) -> str | None:
-    real = os.path.realpath(path)
-    if root is not None and os.path.commonpath([root, real]) != root:
-        return f"symlink leads outside {display_path(root)}: refusing to read {real}"
-    try:
-        mode = os.stat(real).st_mode
-    except OSError as exc:
-        return f"cannot read: {_reason(exc)}"
-    if not stat.S_ISREG(mode):
-        return "not a regular file (a device, FIFO or socket): refusing to read it"
-    return None
-
-
-def read_file(shown: str, path: str) -> bytes:
-    """The bytes of a regular file of at most MAX_FILE_BYTES; a bigger one is an error."""
-    return _read(shown, path, MAX_FILE_BYTES)
-
-
-def _read(shown: str, path: str, limit: int) -> bytes:
-    """A regular file's bytes, never more than `limit` + 1 of them (the caller sees it went over).
-
-    The file is opened without blocking and checked again once open, so a file swapped for
-    a FIFO or a device after `find_files` looked at it is refused rather than read forever.
-    """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError([SourceError(shown, 1, 1, ".", "not a regular file (a device, FIFO or socket): refusing to read it")])
-        data = handle.read(min(limit, MAX_FILE_BYTES) + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
-    return data
 
 
 # What YAML (and so kubectl's go-yaml) accepts as text: its printable set. libyaml reports the

@@ -101,8 +101,8 @@ def test_the_command_line_does_not_cache_unless_asked(tmp_path: Path, sources: P
 # --- the key -------------------------------------------------------------------------------------
 
 
-def _key(sources: Path, options: Options | None = None, context: dict[str, str] | None = None) -> str:
-    key = cache.cache_key([str(sources)], options or Options(), context or {"front": "render"})
+def _key(sources: Path, options: Options | None = None, extra: dict[str, str] | None = None) -> str:
+    key = cache.cache_key([str(sources)], cache.render_key(options or Options()) | (extra or {}))
     assert key is not None
     return key
 
@@ -131,17 +131,55 @@ def test_a_new_file_changes_the_key_as_the_walk_reads_it(sources: Path) -> None:
     assert _key(sources) not in (before, with_new)
 
 
-def test_every_option_and_context_value_changes_the_key(sources: Path) -> None:
+def test_every_option_and_every_part_of_the_key_changes_it(sources: Path) -> None:
     keys = {
         _key(sources),
         _key(sources, Options(namespace="a")),
         _key(sources, Options(namespace="b")),
         _key(sources, Options(gateway=("gw", "main"))),
         _key(sources, Options(gateway=("gw", "other"))),
-        _key(sources, context={"front": "argocd"}),
-        _key(sources, context={"front": "render", "check-cluster-apis": "false"}),
+        _key(sources, extra={"front": "argocd generate"}),
+        _key(sources, extra={"parameter": "x"}),
     }
     assert len(keys) == 7
+
+
+def test_render_without_options_is_keyed_as_the_command_line_fast_path_keys_it() -> None:
+    assert cache.render_key(Options()) == cache.RENDER_WITHOUT_OPTIONS  # a new option must be added to both
+
+
+def test_argocd_is_keyed_by_what_it_reads_of_its_environment_and_nothing_else() -> None:
+    from modelplane_render import argocd
+
+    read: set[str] = set()
+
+    class Recording(dict[str, str]):
+        def get(self, name: str, default: object = None) -> object:  # type: ignore[override]
+            read.add(name)
+            return super().get(name, default)
+
+        def __getitem__(self, name: str) -> str:
+            read.add(name)
+            return super().__getitem__(name)
+
+    env = Recording(
+        ARGOCD_APP_PARAMETERS='[{"name": "gateway", "string": "gw/main"}]',
+        ARGOCD_APP_NAMESPACE="ml",
+        ARGOCD_APP_SOURCE_PATH="apps/a",
+        KUBE_API_VERSIONS="v1",
+        ARGOCD_ENV_MODELPLANE_NAMESPACE="ml",
+        ARGOCD_APP_REVISION="0123abc",
+        ARGOCD_APP_NAME="a",
+    )
+    argocd.settings_from_env(env)
+    assert read, "the recording saw nothing"
+    for name in read:
+        assert name in cache.ARGOCD_ENV_NAMES or name.startswith(cache.ARGOCD_ENV_PREFIX), name
+    key = cache.argocd_key(env)
+    assert cache.argocd_key(env | {"ARGOCD_APP_REVISION": "4567def"}) == key  # a new commit alone is no miss
+    for name, value in (("ARGOCD_APP_NAMESPACE", "other"), ("KUBE_API_VERSIONS", ""), ("ARGOCD_ENV_MODELPLANE_GATEWAY", "a/b")):
+        assert cache.argocd_key(env | {name: value}) != key, name
+    assert cache.argocd_key({k: v for k, v in env.items() if k != "KUBE_API_VERSIONS"}) != cache.argocd_key(env | {"KUBE_API_VERSIONS": ""})
 
 
 def test_the_version_and_the_tool_s_own_files_change_the_key(sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,11 +202,11 @@ def test_the_paths_given_are_part_of_the_key(sources: Path, tmp_path: Path) -> N
     (sources / "sub").mkdir()
     shutil.copy(sources / "replica.yaml", sources / "sub" / "replica.yaml")
     (sources / "replica.yaml").unlink()
-    assert cache.cache_key([str(sources)], Options(), {}) != cache.cache_key([str(sources / "sub")], Options(), {})
+    assert cache.cache_key([str(sources)], {}) != cache.cache_key([str(sources / "sub")], {})
 
 
 def test_sources_the_walk_refuses_are_never_keyed(tmp_path: Path) -> None:
-    assert cache.cache_key([str(tmp_path / "missing")], Options(), {}) is None
+    assert cache.cache_key([str(tmp_path / "missing")], {}) is None
 
 
 # --- entries -------------------------------------------------------------------------------------
@@ -286,3 +324,32 @@ def test_a_hit_imports_neither_the_validator_nor_the_templates(tmp_path: Path) -
     assert {"modelplane_render.validation", "modelplane_render.render", "jinja2"} <= miss  # the probe sees what a render imports
     hit = _modules_of_a_run(tmp_path, tmp_path / "c", *paths)
     assert not {m for m in hit if m in HEAVY or m.split(".")[0] in HEAVY}
+    # `render PATH...` is answered before the command line is parsed: not even YAML or argparse.
+    assert not {m for m in hit if m.split(".")[0] in ("yaml", "argparse", "dataclasses")}
+    assert "modelplane_render.sources" not in hit
+
+
+def test_a_hit_with_options_is_found_after_the_command_line_is_parsed(tmp_path: Path, sources: Path) -> None:
+    stored = _render("--namespace", "other", str(sources), cache_dir=tmp_path / "c")
+    modules = _modules_of_a_run(tmp_path, tmp_path / "c", "-n", "other", str(sources))
+    assert "modelplane_render.validation" not in modules and "jinja2" not in modules
+    assert _render("-n", "other", str(sources), cache_dir=tmp_path / "c").stdout == stored.stdout
+    assert len(_entries(tmp_path / "c")) == 1
+
+
+def test_argocd_generate_is_answered_from_what_its_key_stored(tmp_path: Path, sources: Path) -> None:
+    """The contract for the Argo CD front end: cached(["."], ..., key=argocd_key(env)) in the app directory."""
+    env = _env(tmp_path / "c") | {"ARGOCD_APP_NAMESPACE": "ml", "ARGOCD_APP_PARAMETERS": "null", "ARGOCD_APP_REVISION": "abc"}
+    old = os.getcwd()
+    os.chdir(sources)
+    try:
+        text = cache.cached(["."], lambda: "--- stored by the Argo CD front end\n", key=cache.argocd_key(env), env=env)
+    finally:
+        os.chdir(old)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "plugin.py"), "argocd", "generate"],
+        env=env | {"ARGOCD_APP_REVISION": "def"},
+        cwd=sources,
+        capture_output=True,
+    )
+    assert run.returncode == 0 and run.stdout.decode() == text, run.stderr
