@@ -71,8 +71,12 @@ OPT_IN_MARKERS = ("slow", "other_pythons")
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]
+    """Opt-in tests are deselected (not skipped) unless `-m` names them: a skip in CI counts as a failure."""
     selected = config.option.markexpr or ""
+    keep, dropped = [], []
     for item in items:
-        for name in OPT_IN_MARKERS:
-            if name in item.keywords and name not in selected:
-                item.add_marker(pytest.mark.skip(reason=f"{name}: run with `pytest -m {name}`"))
+        opt_in = [name for name in OPT_IN_MARKERS if name in item.keywords]
+        (dropped if any(name not in selected for name in opt_in) else keep).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
