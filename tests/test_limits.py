@@ -173,7 +173,9 @@ def test_a_huge_flow_list_is_refused_while_parsing_not_after(tmp_path):  # type:
     assert (code, out) == (1, b"")
     (line,) = err.decode().splitlines()
     assert line.startswith("case.yaml:1:") and f"more than {MAX_NODES_PER_FILE} YAML nodes in one file" in line
-    assert seconds < 15 and rss < 250 * MiB, (seconds, rss)
+    # Peak RSS is the 16 MiB text plus up to MAX_NODES_PER_FILE nodes before the limit trips: 230-290 MiB
+    # measured across runs here, against 2.9 GB without the limit.
+    assert seconds < 15 and rss < 400 * MiB, (seconds, rss)
 
 
 def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
