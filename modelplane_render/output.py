@@ -6,8 +6,9 @@ CD applies with pruning deletes live serving workloads, so output is all or noth
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterable
-from typing import Any
+from typing import Any, Optional
 
 import yaml
 
@@ -178,12 +179,149 @@ def parse_checked(planned: PlannedObject, text: str) -> dict[str, Any]:
     if len(documents) != 1 or not isinstance(documents[0], dict):
         raise RenderFailure(f"template {planned.template} must render exactly one object, rendered {len(documents)}")
     obj: dict[str, Any] = documents[0]
+    _check_plan(planned, obj)
+    return obj
+
+
+def _check_plan(planned: PlannedObject, obj: dict[str, Any]) -> None:
     meta = obj.get("metadata") or {}
     got = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("namespace"))
     want = (planned.api_version, planned.kind, planned.name, planned.namespace)
     if got != want:
         raise RenderFailure(f"template {planned.template} rendered {got}, the plan says {want}")
-    return obj
+
+
+def parse_checked_and_serialised(planned: PlannedObject, text: str) -> tuple[dict[str, Any], str]:
+    """parse_checked(planned, text), and the object's part of the output (serialise([object])), from one parse.
+
+    The rendered text is parsed into events once: they build the object and, restyled as
+    SafeRepresenter would style its values (block collections, canonical scalars, literal blocks
+    for multi-line strings), go straight back to libyaml's emitter. Whatever that path does not
+    take (anchors, explicit tags, duplicate keys, floats, timestamps, more or less than one
+    mapping) takes parse_checked and serialise, so the result is theirs either way.
+    """
+    parsed = _parse_and_emit(text)
+    if parsed is None:
+        obj = parse_checked(planned, text)
+        return obj, serialise([obj])
+    _check_plan(planned, parsed[0])
+    return parsed
+
+
+class _Pending:
+    """A mapping waiting for its next key."""
+
+
+_NO_KEY = _Pending()
+_PLAIN, _QUOTED = (True, False), (False, True)
+
+
+def _tag(loader: Any, value: str, implicit: Any) -> Any:
+    if len(value) > _RESOLVE_MEMO_MAX:
+        return _BASE_RESOLVE(loader, yaml.ScalarNode, value, implicit)
+    key = (value, implicit)
+    tag = _RESOLVED.get(key)
+    if tag is None:
+        tag = _RESOLVED[key] = _BASE_RESOLVE(loader, yaml.ScalarNode, value, implicit)
+    return tag
+
+
+def _parse_and_emit(text: str) -> Optional[tuple[dict[str, Any], str]]:
+    """One mapping of plain data as (object, `---` and its YAML as serialise writes it), or None to go the long way."""
+    loader = _Loader(text)
+    try:
+        events, root = _plain_document(loader)
+    except (_Slow, yaml.YAMLError):
+        return None
+    finally:
+        loader.dispose()
+    stream = io.StringIO()
+    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    emit = dumper.emit
+    emit(yaml.StreamStartEvent())
+    emit(yaml.DocumentStartEvent(explicit=False))
+    for event in events:
+        emit(event)
+    emit(yaml.DocumentEndEvent(explicit=False))
+    emit(yaml.StreamEndEvent())
+    dumper.dispose()
+    return root, "---\n" + stream.getvalue()
+
+
+def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
+    """The events of the one document (restyled for the output) and the mapping they build; _Slow for anything else."""
+    get = loader.get_event
+    if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
+        raise _Slow
+    events: list[Any] = []
+    stack: list[list[Any]] = []  # per open collection: [the collection, the key waiting for its value]
+    root: Any = None
+    while True:
+        event = get()
+        kind = type(event)
+        if kind is yaml.ScalarEvent:
+            if event.anchor is not None or event.tag is not None or not stack:
+                raise _Slow  # an anchor, a tag, or a document that is one scalar
+            value = event.value
+            tag = _tag(loader, value, event.implicit)
+            if tag == _STR:
+                data: Any = value
+                event.style = "|" if "\n" in value else None
+                event.implicit = (_tag(loader, value, _PLAIN) == _STR, True)
+            elif tag == _INT or tag == _BOOL or tag == _NULL:
+                data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))
+                if tag == _INT:
+                    value = str(data)  # as SafeRepresenter writes an int: `0x1F` becomes 31
+                else:
+                    value = "null" if data is None else "true" if data else "false"
+                event.value = value
+                event.style = None
+                event.implicit = (_tag(loader, value, _PLAIN) == tag, False)
+            else:
+                raise _Slow  # a float, timestamp, merge or value key: SafeRepresenter's own rules
+            event.tag = tag
+            events.append(event)
+            top = stack[-1]
+            container = top[0]
+            if type(container) is list:
+                container.append(data)
+            elif top[1] is _NO_KEY:
+                if data in container:
+                    raise _Slow  # a duplicate key: the object keeps one, the events have both
+                top[1] = data
+            else:
+                container[top[1]] = data
+                top[1] = _NO_KEY
+        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+            if event.anchor is not None or event.tag is not None:
+                raise _Slow
+            new: Any = {} if kind is yaml.MappingStartEvent else []
+            event.tag = _MAP if kind is yaml.MappingStartEvent else _SEQ
+            event.flow_style = False
+            events.append(event)
+            if stack:
+                top = stack[-1]
+                container = top[0]
+                if type(container) is list:
+                    container.append(new)
+                elif top[1] is _NO_KEY:
+                    raise _Slow  # a collection as a key
+                else:
+                    container[top[1]] = new
+                    top[1] = _NO_KEY
+            else:
+                root = new
+            stack.append([new, _NO_KEY])
+        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
+            events.append(event)
+            stack.pop()
+            if not stack:
+                break
+        else:
+            raise _Slow  # an alias
+    if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent or type(root) is not dict:
+        raise _Slow
+    return events, root
 
 
 def sort_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:

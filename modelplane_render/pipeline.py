@@ -93,17 +93,20 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
     if not emit:
         return Rendered([], "")
 
-    from .output import parse_checked, serialise, sort_key
+    from .output import parse_checked_and_serialised, serialise, sort_key
     from .plan import plan_replica
     from .render import render_object
 
-    objects: list[dict[str, Any]] = list(passthrough)
+    # Each object with its part of the output stream: a rendered object's comes from the same parse
+    # that checks it, an object passed through is serialised as it is.
+    entries: list[tuple[dict[str, Any], str]] = [(obj, serialise([obj])) for obj in passthrough]
     for document, replica in replicas:
         for planned in plan_replica(replica, options, document.file).objects:
-            objects.append(parse_checked(planned, render_object(planned)))
-    objects.sort(key=sort_key)
+            entries.append(parse_checked_and_serialised(planned, render_object(planned)))
+    entries.sort(key=lambda entry: sort_key(entry[0]))
+    objects = [obj for obj, _ in entries]
     _check_unique(objects)
-    return Rendered(objects, serialise(objects))
+    return Rendered(objects, "".join(text for _, text in entries))
 
 
 def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) -> list[SourceError]:

@@ -115,3 +115,102 @@ def test_the_parse_back_of_yaml_beyond_plain_data_is_pyyaml_s(text: str) -> None
         return
     assert output._load_all(text) == expected
     assert repr(output._load_all(text)) == repr(expected)
+
+
+# --- one parse for the check and the output ------------------------------------------------------
+
+
+def _both_ways(text: str) -> tuple[Any, Any]:
+    """(what _parse_and_emit gives, what the long way gives: the one mapping and its serialised text)."""
+    try:
+        documents = reference_load(text)
+    except yaml.YAMLError:
+        documents = []
+    expected = (documents[0], reference_dump(documents[0])) if len(documents) == 1 and isinstance(documents[0], dict) else None
+    return output._parse_and_emit(text), expected
+
+
+def _styles(value: Any) -> list[str]:
+    """value as YAML in several styles: block, flow, JSON, and the templates' own (block, JSON values)."""
+    import json
+
+    texts = [
+        yaml.dump(value, Dumper=_Reference, sort_keys=False, default_flow_style=False, allow_unicode=True),
+        yaml.dump(value, Dumper=_Reference, sort_keys=False, default_flow_style=True, allow_unicode=False, width=20),
+    ]
+    try:
+        texts.append(json.dumps(value, ensure_ascii=False, allow_nan=False))
+    except (TypeError, ValueError):
+        pass
+    return texts
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(keys, data, max_size=5))
+def test_one_parse_gives_what_parse_and_serialise_give(value: Any) -> None:
+    for text in _styles(value):
+        fast, expected = _both_ways(text)
+        if fast is not None:  # None: it leaves the text to the long way
+            assert fast == expected, text
+            assert repr(fast[0]) == repr(expected[0])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: &x [1, 2]\nb: *x\n",
+        "base: &b {x: 1}\nmerged:\n  <<: *b\n",
+        "when: 2024-01-01\n",
+        "f: 1.5\n",
+        "s: !!str 12\n",
+        "dup: 1\ndup: 2\n",
+        "? [a, b]\n: complex key\n",
+        "=: value key\n",
+        "a: 1\n---\nb: 2\n",
+        "[1, 2]\n",
+        "just a scalar\n",
+        "",
+        "a: [\n",
+    ],
+)
+def test_what_one_parse_does_not_take_is_left_to_the_long_way(text: str) -> None:
+    assert output._parse_and_emit(text) is None
+
+
+def test_every_fixture_s_objects_come_out_the_same_from_one_parse() -> None:
+    from conftest import VALID
+    from modelplane_render import plan, render
+    from modelplane_render.errors import SourceError
+    from modelplane_render.options import Options
+    from modelplane_render.pipeline import classify
+    from modelplane_render.sources import iter_documents
+    from modelplane_render.validation import judge_replica
+
+    compared = 0
+    for document in iter_documents([str(p) for p in VALID]):
+        if isinstance(document, SourceError) or classify(document)[0] != "replica":
+            continue
+        replica, errors = judge_replica(document, "default")
+        assert errors == []
+        for planned in plan.plan_replica(replica, Options(namespace="default"), document.file).objects:
+            text = render.render_object(planned)
+            obj = output.parse_checked(planned, text)
+            assert output.parse_checked_and_serialised(planned, text) == (obj, output.serialise([obj]))
+            assert output._parse_and_emit(text) is not None  # the templates' own output takes the one parse
+            compared += 1
+    assert compared > 100
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 0x1F\nb: 0o17\nc: +5\nd: 1_000\ne: 010\nf: -0\n",
+        "e: yes\nf: ~\ng: Null\nh: 'yes'\ni: \"0x1F\"\nj: ''\nk:\n",
+        "l: |\n  two\n  lines\nm: \"one\\nbreak\"\nn: ' lead'\no: 'a: b'\n",
+        '{"apiVersion": "v1", "kind": "ConfigMap", "data": {"k": "v\\u2028w", "e": {}, "l": []}}',
+        "1: int key\nfalse: bool key\n~: null key\n",
+    ],
+)
+def test_scalars_come_out_as_safe_representer_writes_them(text: str) -> None:
+    fast, expected = _both_ways(text)
+    assert fast is not None and fast == expected
