@@ -128,4 +128,10 @@ def _report(*lines: str) -> None:
 
 
 def entry() -> NoReturn:
+    # A process renders once and exits, and a render makes no reference cycles worth collecting
+    # (peak memory of 1000 replicas is the same without the collector): the cyclic collector's
+    # passes over a growing heap only cost time, 19% of a render of 1000 replicas.
+    import gc
+
+    gc.disable()
     sys.exit(main())
