@@ -253,21 +253,28 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
     get = loader.get_event
     if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
         raise _Slow
+    # Locals: this loop runs for every node of every object.
+    scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
+    collection_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+    memo, str_tag, no_key, plain = _RESOLVED.get, _STR, _NO_KEY, _PLAIN
     events: list[Any] = []
+    append = events.append
     stack: list[list[Any]] = []  # per open collection: [the collection, the key waiting for its value]
     root: Any = None
     while True:
         event = get()
         kind = type(event)
-        if kind is yaml.ScalarEvent:
+        if kind is scalar_event:
             if event.anchor is not None or event.tag is not None or not stack:
                 raise _Slow  # an anchor, a tag, or a document that is one scalar
             value = event.value
-            tag = _tag(loader, value, event.implicit)
-            if tag == _STR:
+            implicit = event.implicit
+            # A quoted scalar is a string; a plain one is what its text resolves to.
+            tag = (memo((value, implicit)) or _tag(loader, value, implicit)) if implicit[0] else str_tag
+            if tag == str_tag:
                 data: Any = value
                 event.style = "|" if "\n" in value else None
-                event.implicit = (_tag(loader, value, _PLAIN) == _STR, True)
+                event.implicit = ((memo((value, plain)) or _tag(loader, value, plain)) == str_tag, True)
             elif tag == _INT or tag == _BOOL or tag == _NULL:
                 data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))
                 if tag == _INT:
@@ -276,44 +283,44 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
                     value = "null" if data is None else "true" if data else "false"
                 event.value = value
                 event.style = None
-                event.implicit = (_tag(loader, value, _PLAIN) == tag, False)
+                event.implicit = (_tag(loader, value, plain) == tag, False)
             else:
                 raise _Slow  # a float, timestamp, merge or value key: SafeRepresenter's own rules
             event.tag = tag
-            events.append(event)
+            append(event)
             top = stack[-1]
             container = top[0]
             if type(container) is list:
                 container.append(data)
-            elif top[1] is _NO_KEY:
+            elif top[1] is no_key:
                 if data in container:
                     raise _Slow  # a duplicate key: the object keeps one, the events have both
                 top[1] = data
             else:
                 container[top[1]] = data
-                top[1] = _NO_KEY
-        elif kind is yaml.MappingStartEvent or kind is yaml.SequenceStartEvent:
+                top[1] = no_key
+        elif kind is mapping_start or kind is sequence_start:
             if event.anchor is not None or event.tag is not None:
                 raise _Slow
-            new: Any = {} if kind is yaml.MappingStartEvent else []
-            event.tag = _MAP if kind is yaml.MappingStartEvent else _SEQ
+            new: Any = {} if kind is mapping_start else []
+            event.tag = _MAP if kind is mapping_start else _SEQ
             event.flow_style = False
-            events.append(event)
+            append(event)
             if stack:
                 top = stack[-1]
                 container = top[0]
                 if type(container) is list:
                     container.append(new)
-                elif top[1] is _NO_KEY:
+                elif top[1] is no_key:
                     raise _Slow  # a collection as a key
                 else:
                     container[top[1]] = new
-                    top[1] = _NO_KEY
+                    top[1] = no_key
             else:
                 root = new
-            stack.append([new, _NO_KEY])
-        elif kind is yaml.MappingEndEvent or kind is yaml.SequenceEndEvent:
-            events.append(event)
+            stack.append([new, no_key])
+        elif kind in collection_end:
+            append(event)
             stack.pop()
             if not stack:
                 break
