@@ -19,12 +19,14 @@ it finds becomes a fixture under fixtures/invalid/ or fixtures/valid/ and gets f
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import functools
 import marshal
 import multiprocessing
 import os
 import random
+import resource
 import tempfile
 import time
 import traceback
@@ -225,9 +227,16 @@ def _retype(draw: Any, root: Any, path: Path_) -> Any:
     return _set(root, path, draw(BY_TYPE[kind]))
 
 
+# What one lengthening may grow a value to (its marshalled size): enough to reach the size limits
+# (with a few mutations, or beside other documents), never enough to exhaust the fuzzer's memory
+# (three lengthenings of a string by 1000 each, unbounded, were 10^9 times its length).
+MAX_LENGTHENED = 4 * 1024 * 1024
+
+
 def _lengthen(draw: Any, root: Any, path: Path_) -> Any:
     value = _get(root, path)
     times = draw(st.sampled_from([2, 9, 64, 254, 1000]))
+    times = max(1, min(times, MAX_LENGTHENED // max(1, len(marshal.dumps(value, 2)))))
     if isinstance(value, str):
         return _set(root, path, (value or "x") * times)
     if isinstance(value, list):  # copies, not one object many times (a later mutation would hit them all)
@@ -535,10 +544,23 @@ def _long_chunk(job: tuple[str, int, int]) -> tuple[str, Outcome]:
         return name, Outcome(failure=f"{name}, seed {seed}:\n" + "".join(traceback.format_exception(exc)))
 
 
+# A worker that needs more than this is a finding (the tool's own worst case is well under 1 GB),
+# reported as a MemoryError with its example, not the machine's OOM killer ending the run.
+WORKER_MEMORY = 3 * 1024**3
+
+
+def _limit_memory() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (WORKER_MEMORY, WORKER_MEMORY))
+
+
 def _run_in_pool(function: Callable[[Any], tuple[str, Outcome]], jobs: list[Any]) -> dict[str, Outcome]:
+    """Every job's outcome, summed per name; a worker that dies (a crash, a kill) fails the run
+    rather than leaving it waiting for a result that will never come."""
     totals: dict[str, Outcome] = {}
-    with multiprocessing.get_context("fork").Pool(processes=min(_workers(), len(jobs))) as pool:
-        for name, outcome in pool.imap_unordered(function, jobs):
+    context = multiprocessing.get_context("fork")
+    workers = min(_workers(), len(jobs))
+    with concurrent.futures.ProcessPoolExecutor(max_workers=workers, mp_context=context, initializer=_limit_memory) as pool:
+        for name, outcome in pool.map(function, jobs):
             total = totals.setdefault(name, Outcome())
             total.ran += outcome.ran
             total.failure += outcome.failure

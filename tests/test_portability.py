@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -116,7 +117,7 @@ def test_output_does_not_depend_on_the_order_a_directory_lists_in(monkeypatch, t
 # Other Python versions
 
 
-def _other_pythons() -> list[pytest.ParameterSet]:
+def _other_pythons() -> list[Any]:
     """Every other CPython this machine has (pyenv's, or python3.X on PATH), newest patch first."""
     root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     if shutil.which("pyenv"):
@@ -126,9 +127,7 @@ def _other_pythons() -> list[pytest.ParameterSet]:
     for version in ("3.12", "3.13"):
         found = sorted(glob.glob(f"{root}/versions/{version}.*/bin/python{version}"), reverse=True)
         path = found[0] if found else shutil.which(f"python{version}")
-        if path is None:
-            params.append(pytest.param(None, id=version, marks=pytest.mark.skip(reason=f"no Python {version} on this machine")))
-        else:
+        if path is not None:  # one this machine lacks is not a test (.ci/run runs these where any exists)
             params.append(pytest.param(path, id=version))
     return params
 
