@@ -92,6 +92,10 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
         raise InputError(errors)
     if not emit:
         return Rendered([], "")
+    # From here on a document is only its file's name: its data and the position of every node
+    # (most of a run's memory) are let go before the output is built.
+    to_render = [(document.file, replica) for document, replica in replicas]
+    replicas.clear()
 
     from .output import parse_checked_and_serialised, serialise, sort_key
     from .plan import plan_replica
@@ -100,8 +104,8 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
     # Each object with its part of the output stream: a rendered object's comes from the same parse
     # that checks it, an object passed through is serialised as it is.
     entries: list[tuple[dict[str, Any], str]] = [(obj, serialise([obj])) for obj in passthrough]
-    for document, replica in replicas:
-        for planned in plan_replica(replica, options, document.file).objects:
+    for source, replica in to_render:
+        for planned in plan_replica(replica, options, source).objects:
             entries.append(parse_checked_and_serialised(planned, render_object(planned)))
     entries.sort(key=lambda entry: sort_key(entry[0]))
     objects = [obj for obj, _ in entries]
