@@ -203,7 +203,9 @@ def cache_key(paths: Sequence[str], key: Mapping[str, str]) -> Optional[str]:
 def tool_fingerprint() -> str:
     """This tool's files (size and mtime) and the versions of what renders with it, as one string."""
     parts = [sys.version, sys.implementation.cache_tag or ""]
-    roots = [_PACKAGE_DIR, os.path.join(os.path.dirname(_PACKAGE_DIR), "templates")]  # a checkout keeps templates/ beside
+    roots = [_PACKAGE_DIR]  # modules, the CRD, and the templates of an installed wheel
+    if not os.path.isdir(os.path.join(_PACKAGE_DIR, "templates")):
+        roots.append(os.path.join(os.path.dirname(_PACKAGE_DIR), "templates"))  # a checkout's, as render.templates_dir finds them
     for root in roots:
         for dirpath, dirnames, filenames in os.walk(root):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
