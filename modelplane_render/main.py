@@ -15,7 +15,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
-    from typing import NoReturn, Optional
+    from typing import Any, NoReturn, Optional
 
 PROG = "modelplane-render"
 COMMANDS = {
@@ -54,7 +54,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
             write_stdout(stored)
             return EXIT_OK
-        args = build_parser().parse_args(arguments)
+        args = _plain_command_line(arguments) or build_parser().parse_args(arguments)
         module = importlib.import_module(f".commands.{args.command}", __package__)
         code: int = module.run(args)
         return code
@@ -76,6 +76,23 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except Exception as exc:  # the last line of defence: never a traceback on a user's screen
         _report(f"{PROG}: internal error ({type(exc).__name__}: {_one_line(str(exc))}); please report it with the input that caused it")
         return EXIT_INVALID
+
+
+def _plain_command_line(arguments: list[str]) -> Any:
+    """What argparse makes of the command lines run most, without building the parser.
+
+    `render PATH...` and `validate PATH...` with no option (no argument starting with `-`), and
+    Argo CD's `argocd generate`: building the parser of every command costs more than a cold
+    render's own work on one replica. Anything else is None, and argparse parses it;
+    tests/test_cli.py holds both equal.
+    """
+    from types import SimpleNamespace
+
+    if arguments[:1] in (["render"], ["validate"]) and not any(a.startswith("-") for a in arguments[1:]):
+        return SimpleNamespace(command=arguments[0], paths=arguments[1:] or ["."], namespace=None, gateway=None)
+    if arguments == ["argocd", "generate"]:
+        return SimpleNamespace(command="argocd", argocd_command="generate")
+    return None
 
 
 def _from_cache(arguments: list[str]) -> Optional[str]:

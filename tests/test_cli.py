@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shutil
 
+import pytest
+
 from conftest import ROOT, VALID, run_cli, run_process
 
 
@@ -78,3 +80,39 @@ def test_closed_stdout_is_a_failure_with_one_line():  # type: ignore[no-untyped-
     _, err = process.communicate(timeout=60)
     assert process.returncode == 1
     assert err.decode() == "modelplane-render: stdout was closed before all of the output was written\n"
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["render"],
+        ["render", "a", "b"],
+        ["render", ""],
+        ["render", "validate"],
+        ["validate"],
+        ["validate", "x/y.yaml"],
+        ["argocd", "generate"],
+    ],
+)
+def test_the_command_lines_parsed_without_argparse_are_what_argparse_makes_of_them(argv):  # type: ignore[no-untyped-def]
+    from modelplane_render import main
+
+    assert vars(main._plain_command_line(argv)) == vars(main.build_parser().parse_args(argv))
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        [],
+        ["--version"],
+        ["render", "-n", "x"],
+        ["render", "a", "--gateway=g/w"],
+        ["render", "--", "-a"],
+        ["argocd", "discover"],
+        ["diff", "x"],
+    ],
+)
+def test_every_other_command_line_is_left_to_argparse(argv):  # type: ignore[no-untyped-def]
+    from modelplane_render import main
+
+    assert main._plain_command_line(argv) is None

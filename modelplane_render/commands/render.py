@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
-
 from .. import writer
 from ..cli_options import add_render_options, options_from_args
 from ..errors import EXIT_OK
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
