@@ -151,7 +151,8 @@ def test_a_long_key_gives_a_bounded_error_line(tmp_path):  # type: ignore[no-unt
     result, seconds, _ = measured(lambda: run_source(tmp_path, text))
     line = only_error(result)
     assert line.startswith("case.yaml:") and "unknown field" in line and "characters left out" in line
-    assert len(line) < 1100 and seconds < 5
+    # Bounded, not fast: about 1 s idle; a loaded CI machine has taken 9 s.
+    assert len(line) < 1100 and seconds < 30
 
 
 def test_a_simple_key_over_1024_characters_says_why(tmp_path):  # type: ignore[no-untyped-def]
