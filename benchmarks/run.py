@@ -146,15 +146,17 @@ class Case:
     cwd: Path
     times: list[float] = field(default_factory=list)
     rss: list[int] = field(default_factory=list)  # KiB
+    cpu: list[float] = field(default_factory=list)  # user + system seconds
     slow: bool = False  # a warm-up over 5 s: at most 3 timed runs
 
-    def run(self, scratch: Path) -> tuple[float, int]:
-        """One whole-process run: wall seconds and the command's own peak RSS (KiB).
+    def run(self, scratch: Path) -> tuple[float, int, float]:
+        """One whole-process run: wall seconds, the command's own peak RSS (KiB) and its CPU seconds.
 
         The peak comes from GNU time (`/usr/bin/time -f %M`), which starts the command from its
         own small process: a child started straight from this one would report this process's
         size, because Linux keeps the peak RSS of the address space a child is forked from
-        across exec. Without GNU time, wait4's figure is used (an upper bound).
+        across exec. Without GNU time, wait4's figure is used (an upper bound). CPU (user + system,
+        from wait4) includes GNU time's own, well under a millisecond.
         """
         argv = [TIME, "-f", "%M", "-o", str(scratch / "rss"), *self.argv] if TIME else self.argv
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
@@ -166,13 +168,18 @@ class Case:
         if process.returncode != 0:
             detail = (scratch / "stderr").read_text(errors="replace").strip()
             raise SystemExit(f"{self.key}: {' '.join(self.argv)} exited {process.returncode}:\n{detail}")
+        cpu = usage.ru_utime + usage.ru_stime
         if TIME:
-            return elapsed, int((scratch / "rss").read_text().split()[-1])
-        return elapsed, usage.ru_maxrss
+            return elapsed, int((scratch / "rss").read_text().split()[-1]), cpu
+        return elapsed, usage.ru_maxrss, cpu
 
     @property
     def median(self) -> float:
         return statistics.median(self.times)
+
+    @property
+    def cpu_median(self) -> float:
+        return statistics.median(self.cpu)
 
     @property
     def peak_mib(self) -> float:
@@ -286,7 +293,7 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
         sources = tmp / f"sources-{n}"
         write_sources(sources, n, shapes)
         render = Case(f"render/{n}", render_argv(sources), env, tmp)
-        elapsed, _ = render.run(scratch)  # untimed: compiles bytecode, fills the template cache, checks the sources render
+        elapsed, _, _ = render.run(scratch)  # untimed: compiles bytecode, fills the template cache, checks the sources render
         stream = (scratch / "stdout").read_text(encoding="utf-8")
         objects[n] = write_kustomization(tmp / f"output-{n}", stream)
         cases += [render, Case(f"cached/{n}", render_argv(sources), cached_env, tmp)]
@@ -313,15 +320,16 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
         print("  kustomize KRM path: not measured (no kustomize, or no kustomize/overlays/*/kustomization.yaml yet)", file=sys.stderr)
 
     for case in cases:  # warm every command once (page cache, bytecode, the render cache of the cached cases)
-        first, _ = case.run(scratch)
+        first, _, _ = case.run(scratch)
         case.slow = first > 5
     for turn in range(repeats):
         for case in cases:
             if case.slow and turn >= 3:
                 continue
-            elapsed, rss = case.run(scratch)
+            elapsed, rss, cpu = case.run(scratch)
             case.times.append(elapsed)
             case.rss.append(rss)
+            case.cpu.append(cpu)
         print(f"  run {turn + 1}/{repeats} done", file=sys.stderr)
 
     load_after = os.getloadavg()
@@ -357,7 +365,7 @@ def summarise(
     load_after: tuple[float, float, float],
     started: float,
 ) -> dict[str, Any]:
-    floor = cases["floor"].median
+    floor, floor_cpu = cases["floor"].median, cases["floor"].cpu_median
     rows = []
     for n in sizes:
         render, cached, peer = cases[f"render/{n}"], cases[f"cached/{n}"], cases.get(f"kustomize/{n}")
@@ -371,12 +379,18 @@ def summarise(
             "render_vs_floor": render.median / floor,
             "cached_vs_floor": cached.median / floor,
             "runs": len(render.times),
+            "render_cpu_ms": render.cpu_median * 1000,
+            "cached_cpu_ms": cached.cpu_median * 1000,
+            "render_vs_floor_cpu": render.cpu_median / floor_cpu,
+            "cached_vs_floor_cpu": cached.cpu_median / floor_cpu,
         }
         if peer:
             row |= {
                 "kustomize_ms": peer.median * 1000,
                 "kustomize_peak_mib": peer.peak_mib,
                 "render_vs_kustomize": render.median / peer.median,
+                "kustomize_cpu_ms": peer.cpu_median * 1000,
+                "render_vs_kustomize_cpu": render.cpu_median / peer.cpu_median,
             }
         if n // 10 in sizes and n % 10 == 0:
             row["growth_vs_tenth"] = render.median / cases[f"render/{n // 10}"].median
@@ -399,20 +413,26 @@ def summarise(
     by_n = {r["replicas"]: r for r in rows}
     if 1 in by_n:
         ratios["render_1_vs_floor"] = by_n[1]["render_vs_floor"]
+        ratios["render_1_vs_floor_cpu"] = by_n[1]["render_vs_floor_cpu"]
         ratios["cached_1_vs_floor"] = by_n[1]["cached_vs_floor"]
+        ratios["cached_1_vs_floor_cpu"] = by_n[1]["cached_vs_floor_cpu"]
         if "render_vs_kustomize" in by_n[1]:
             ratios["render_1_vs_kustomize"] = by_n[1]["render_vs_kustomize"]
+            ratios["render_1_vs_kustomize_cpu"] = by_n[1]["render_vs_kustomize_cpu"]
     if 100 in by_n and "render_vs_kustomize" in by_n[100]:
         ratios["render_100_vs_kustomize"] = by_n[100]["render_vs_kustomize"]
+        ratios["render_100_vs_kustomize_cpu"] = by_n[100]["render_vs_kustomize_cpu"]
     if 1000 in by_n:
         ratios["render_1000_peak_mib"] = by_n[1000]["render_peak_mib"]
         if 100 in by_n:
             ratios["render_1000_vs_100"] = by_n[1000]["render_ms"] / by_n[100]["render_ms"]
+            ratios["render_1000_vs_100_cpu"] = by_n[1000]["render_cpu_ms"] / by_n[100]["render_cpu_ms"]
     return {
         "date": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(kustomize) | {"load_before": load_before, "load_after": load_after},
         "repeats": repeats,
         "floor_ms": floor * 1000,
+        "floor_cpu_ms": floor_cpu * 1000,
         "sizes": rows,
         "krm": krm,
         "ratios": ratios,
@@ -422,6 +442,7 @@ def summarise(
                 "what": what,
                 "limit": limit,
                 "value": ratios.get(name),
+                "cpu_value": ratios.get(name + "_cpu"),
                 "met": ratios[name] <= limit if name in ratios else None,
             }
             for name, what, limit in TARGETS
@@ -454,11 +475,26 @@ def print_table(result: dict[str, Any]) -> None:
         )
     if not result["krm"]:
         print("\nKRM end to end: not measured")
-    print("\ntargets (issue 8):")
+    print(
+        f"\nThe same in CPU time (user + system), which other work on the machine moves far less than wall time; "
+        f"floor {result['floor_cpu_ms']:.1f} ms:"
+    )
+    print(
+        f"{'replicas':>8} {'render ms':>10} {'cached ms':>9} {'kustomize ms':>12}   {'render/floor':>12} {'render/kust':>11} {'cached/floor':>12}"
+    )
+    for r in result["sizes"]:
+        kust = f"{r['kustomize_cpu_ms']:12.1f}" if "kustomize_cpu_ms" in r else f"{'-':>12}"
+        vs = f"{r['render_vs_kustomize_cpu']:10.2f}x" if "render_vs_kustomize_cpu" in r else f"{'-':>11}"
+        print(
+            f"{r['replicas']:>8} {r['render_cpu_ms']:10.1f} {r['cached_cpu_ms']:9.1f} {kust}"
+            f"   {r['render_vs_floor_cpu']:11.2f}x {vs} {r['cached_vs_floor_cpu']:11.2f}x"
+        )
+    print("\ntargets (issue 8), on wall time (CPU time in brackets):")
     for t in result["targets"]:
         mark = {True: "met   ", False: "MISSED", None: "n/a   "}[t["met"]]
         value = f"{t['value']:.2f}" if t["value"] is not None else "-"
-        print(f"  {mark} {t['what']}: {value} (limit {t['limit']:g})")
+        cpu = f" [{t['cpu_value']:.2f}]" if t.get("cpu_value") is not None else ""
+        print(f"  {mark} {t['what']}: {value}{cpu} (limit {t['limit']:g})")
 
 
 def compare(new: dict[str, Any], old: dict[str, Any]) -> None:
