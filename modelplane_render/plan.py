@@ -361,8 +361,9 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
 def _picker_config_text(replica: ModelReplica) -> str:
     import yaml
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    text: str = yaml.dump(_picker_config(replica), Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    from .output import PlainDumper  # PyYAML's safe dumper, by a faster way
+
+    text: str = yaml.dump(_picker_config(replica), Dumper=PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return text
 
 

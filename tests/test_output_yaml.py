@@ -214,3 +214,12 @@ def test_every_fixture_s_objects_come_out_the_same_from_one_parse() -> None:
 def test_scalars_come_out_as_safe_representer_writes_them(text: str) -> None:
     fast, expected = _both_ways(text)
     assert fast is not None and fast == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(data)
+def test_the_plain_dumper_writes_what_pyyaml_s_safe_dumper_writes(value: Any) -> None:
+    """plan embeds the picker's config as text written by PyYAML's safe dumper (width 80, no literal blocks)."""
+    pyyaml = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    expected = yaml.dump(value, Dumper=pyyaml, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    assert yaml.dump(value, Dumper=output.PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True) == expected
