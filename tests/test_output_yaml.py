@@ -42,13 +42,13 @@ keys = st.one_of(st.text(max_size=8), st.sampled_from(TRICKY), st.integers(), st
 data = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=25)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data)
 def test_serialise_writes_what_pyyaml_writes(value: Any) -> None:
     assert output.serialise([value]) == reference_dump(value)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data)
 def test_the_parse_back_reads_what_pyyaml_reads(value: Any) -> None:
     text = reference_dump(value)
@@ -145,7 +145,7 @@ def _styles(value: Any) -> list[str]:
     return texts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(keys, data, max_size=5))
 def test_one_parse_gives_what_parse_and_serialise_give(value: Any) -> None:
     for text in _styles(value):
@@ -216,7 +216,7 @@ def test_scalars_come_out_as_safe_representer_writes_them(text: str) -> None:
     assert fast is not None and fast == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(data)
 def test_the_plain_dumper_writes_what_pyyaml_s_safe_dumper_writes(value: Any) -> None:
     """plan embeds the picker's config as text written by PyYAML's safe dumper (width 80, no literal blocks)."""
