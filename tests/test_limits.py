@@ -80,7 +80,7 @@ def test_billion_laughs_is_refused_at_once_naming_the_limit(tmp_path):  # type: 
         line
         == f"case.yaml:7:35: .: more than {MAX_NODES_PER_FILE} YAML nodes in one file (keys and values, after expanding aliases): that is the limit"
     )
-    assert seconds < 2 and peak < 40 * MiB, (seconds, peak)
+    assert seconds < 10 and peak < 40 * MiB, (seconds, peak)  # before: 6 s and 450 MB to construct 2 million nodes
 
 
 def test_quadratic_alias_expansion_is_refused_before_it_is_built(tmp_path):  # type: ignore[no-untyped-def]
@@ -89,7 +89,7 @@ def test_quadratic_alias_expansion_is_refused_before_it_is_built(tmp_path):  # t
     text = anchor + "uses:\n" + "".join("- *big\n" for _ in range(100))
     result, seconds, peak = measured(lambda: run_source(tmp_path, text))
     assert "YAML nodes in one file (keys and values, after expanding aliases): that is the limit" in only_error(result)
-    assert seconds < 3 and peak < 60 * MiB, (seconds, peak)
+    assert seconds < 10 and peak < 60 * MiB, (seconds, peak)
 
 
 def test_aliases_within_the_limit_are_expanded_as_written_out(tmp_path):  # type: ignore[no-untyped-def]
@@ -119,7 +119,7 @@ def test_a_50_mb_file_is_refused_without_reading_it_whole(tmp_path):  # type: ig
 
     result, seconds, peak = measured(lambda: run_cli("render", "case.yaml", cwd=tmp_path))
     assert only_error(result) == "case.yaml:1:1: .: file is larger than the 16 MiB limit"
-    assert seconds < 2 and peak < 40 * MiB, (seconds, peak)  # 16 MiB read, no more
+    assert seconds < 10 and peak < 40 * MiB, (seconds, peak)  # 16 MiB read, no more
 
 
 def test_many_files_are_refused_once_the_run_has_read_its_limit(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
@@ -176,7 +176,7 @@ def test_a_huge_flow_list_is_refused_while_parsing_not_after(tmp_path):  # type:
     assert line.startswith("case.yaml:1:") and f"more than {MAX_NODES_PER_FILE} YAML nodes in one file" in line
     # Peak RSS is the 16 MiB text plus up to MAX_NODES_PER_FILE nodes before the limit trips: 230-290 MiB
     # measured across runs here, against 2.9 GB without the limit.
-    assert seconds < 15 and rss < 400 * MiB, (seconds, rss)
+    assert seconds < 30 and rss < 400 * MiB, (seconds, rss)  # before: 48 s and 2.9 GB
 
 
 def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
@@ -202,7 +202,7 @@ def test_100000_documents_are_refused_at_the_limit(tmp_path):  # type: ignore[no
     result, seconds, peak = measured(lambda: run_source(tmp_path, text))
     line = only_error(result)
     assert line == f"case.yaml:{5 * MAX_DOCUMENTS_PER_FILE + 1}:1: .: more than {MAX_DOCUMENTS_PER_FILE} documents in one file"
-    assert seconds < 10 and peak < 60 * MiB, (seconds, peak)
+    assert seconds < 20 and peak < 60 * MiB, (seconds, peak)
 
 
 def test_many_documents_within_the_limit_render(tmp_path):  # type: ignore[no-untyped-def]
