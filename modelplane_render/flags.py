@@ -7,8 +7,13 @@ engine must serve on the default port, which the docs say.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Optional
+
+# ASCII digits only: str.isdigit() also takes "²", which int() refuses, and an unbounded run of
+# digits makes int() raise past Python's 4300-digit limit.
+_SMALL_DECIMAL = re.compile(r"[0-9]{1,9}")
 
 
 def find_flag(args: Sequence[str], *names: str) -> Optional[tuple[int, Optional[str]]]:
@@ -25,3 +30,10 @@ def find_flag(args: Sequence[str], *names: str) -> Optional[tuple[int, Optional[
 
 def has_flag(args: Sequence[str], *names: str) -> bool:
     return any(arg == n or arg.startswith(n + "=") for arg in args for n in names)
+
+
+def small_decimal(value: Optional[str]) -> Optional[int]:
+    """The flag value as a non-negative integer of at most 9 ASCII digits, else None."""
+    if value is None or not _SMALL_DECIMAL.fullmatch(value):
+        return None
+    return int(value)

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from .errors import EXIT_INVALID, EXIT_OK, FieldPath, InputError, RenderFailure, SourceError, UsageError, format_path
+from .flags import small_decimal
 from .options import Options
 from .sources import Document, Positions
 
@@ -189,8 +190,8 @@ def locate(data: Any, files: Optional[dict[str, Optional[list[Document]]]] = Non
     path = next((v for k in PATH_ANNOTATIONS if isinstance(v := annotations.get(k), str) and v), None)
     if path:
         place.file = path
-        index = next((v for k in INDEX_ANNOTATIONS if isinstance(v := annotations.get(k), str) and v.isdigit()), None)
-        place.index = int(index) if index is not None else None
+        indexes = (small_decimal(v) for k in INDEX_ANNOTATIONS if isinstance(v := annotations.get(k), str))
+        place.index = next((i for i in indexes if i is not None), None)
         if files is None:
             files = {}
         if path not in files:

@@ -12,7 +12,7 @@ from typing import Any, Optional
 
 from . import constants as c
 from . import names
-from .flags import find_flag, has_flag
+from .flags import find_flag, has_flag, small_decimal
 from .model import Container, Engine, EngineMember, EnvVar, ModelReplica, PickerContainer, to_plain
 from .options import Options
 
@@ -72,10 +72,10 @@ def engine_port_spec(engine: Engine, member: EngineMember, prefill_decode: bool)
     if found is None:
         return (c.DECODE_PORT if prefill_decode and engine.phase == "Decode" else c.SERVING_PORT), None
     where = (index, found[0])
-    value = found[1]
-    if value is None or not value.isdigit() or not 1 <= int(value) <= 65535:
+    port = small_decimal(found[1])
+    if port is None or not 1 <= port <= 65535:
         return None, where
-    return int(value), where
+    return port, where
 
 
 def serving_port(engine: Engine, member: EngineMember, prefill_decode: bool) -> int:
@@ -89,9 +89,8 @@ def block_size(engine: Engine) -> int:
     member = next(m for m in engine.members if member_is_serving(m))
     _, container = engine_container(member)
     found = find_flag(container.args or [], "--block-size", "--page-size")
-    if found and found[1] and found[1].isdigit() and int(found[1]) > 0:
-        return int(found[1])
-    return c.DEFAULT_BLOCK_SIZE
+    size = small_decimal(found[1]) if found else None
+    return size if size else c.DEFAULT_BLOCK_SIZE
 
 
 def is_prefill_decode(replica: ModelReplica) -> bool:
