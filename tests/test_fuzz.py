@@ -13,8 +13,9 @@ nothing on stdout (`hostile.check_outcome`). Four sources of input:
 
 The fast profile (a few hundred examples, derandomized so a run is repeatable) runs in the
 default suite. The long profile (`pytest -m slow`, which CI runs) is at least 100,000 examples
-in-process, with fresh randomness each run, plus a sample through the real process. A failure
-it finds becomes a fixture under fixtures/invalid/ or fixtures/valid/ and gets fixed.
+in-process, with fresh randomness each run (CI replays a fixed MODELPLANE_FUZZ_SEED), plus a
+sample through the real process. A failure it finds becomes a fixture under fixtures/invalid/ or
+fixtures/valid/ and gets fixed.
 """
 
 from __future__ import annotations
