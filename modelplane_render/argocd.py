@@ -276,9 +276,13 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
 
 def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
     """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault."""
+    from .cache import argocd_key, cached
+
     settings = settings_from_env(env)
     try:
-        return render_for_argocd(source_dir, settings)
+        # The key is the environment as given (what main()'s cache.answer looks up before parsing
+        # it); settings is derived from it, so equal keys mean equal settings.
+        return cached([source_dir], lambda: render_for_argocd(source_dir, settings), key=argocd_key(env), env=env)
     except InputError as exc:
         raise InputError(_in_repository(e, settings.source_path) for e in exc.errors) from None
 

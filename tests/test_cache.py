@@ -302,16 +302,16 @@ HEAVY = (
 _PROBE = """
 import json, sys
 from modelplane_render.main import main
-code = main(["render", *sys.argv[2:]])
+code = main(sys.argv[2:])
 json.dump({"code": code, "modules": sorted(sys.modules)}, open(sys.argv[1], "w"))
 """
 
 
-def _modules_of_a_run(tmp_path: Path, cache_dir: Path, *paths: str) -> set[str]:
+def _modules_of_a_run(tmp_path: Path, cache_dir: Path, *argv: str, cwd: Path = ROOT, extra_env: dict[str, str] | None = None) -> set[str]:
+    """The modules imported by one run of main(argv), which must succeed."""
     report = tmp_path / "modules.json"
-    run = subprocess.run(
-        [sys.executable, "-c", _PROBE, str(report), *paths], env=_env(cache_dir), cwd=ROOT, capture_output=True, timeout=120
-    )
+    env = _env(cache_dir) | (extra_env or {})
+    run = subprocess.run([sys.executable, "-c", _PROBE, str(report), *argv], env=env, cwd=cwd, capture_output=True, timeout=120)
     assert run.returncode == 0, run.stderr
     result = json.loads(report.read_text())
     assert result["code"] == 0
@@ -320,9 +320,9 @@ def _modules_of_a_run(tmp_path: Path, cache_dir: Path, *paths: str) -> set[str]:
 
 def test_a_hit_imports_neither_the_validator_nor_the_templates(tmp_path: Path) -> None:
     paths = SEVERAL
-    miss = _modules_of_a_run(tmp_path, tmp_path / "c", *paths)
+    miss = _modules_of_a_run(tmp_path, tmp_path / "c", "render", *paths)
     assert {"modelplane_render.validation", "modelplane_render.render", "jinja2"} <= miss  # the probe sees what a render imports
-    hit = _modules_of_a_run(tmp_path, tmp_path / "c", *paths)
+    hit = _modules_of_a_run(tmp_path, tmp_path / "c", "render", *paths)
     assert not {m for m in hit if m in HEAVY or m.split(".")[0] in HEAVY}
     # `render PATH...` is answered before the command line is parsed: not even YAML or argparse.
     assert not {m for m in hit if m.split(".")[0] in ("yaml", "argparse", "dataclasses")}
@@ -331,7 +331,7 @@ def test_a_hit_imports_neither_the_validator_nor_the_templates(tmp_path: Path) -
 
 def test_a_hit_with_options_is_found_after_the_command_line_is_parsed(tmp_path: Path, sources: Path) -> None:
     stored = _render("--namespace", "other", str(sources), cache_dir=tmp_path / "c")
-    modules = _modules_of_a_run(tmp_path, tmp_path / "c", "-n", "other", str(sources))
+    modules = _modules_of_a_run(tmp_path, tmp_path / "c", "render", "-n", "other", str(sources))
     assert "modelplane_render.validation" not in modules and "jinja2" not in modules
     assert _render("-n", "other", str(sources), cache_dir=tmp_path / "c").stdout == stored.stdout
     assert len(_entries(tmp_path / "c")) == 1
@@ -353,3 +353,32 @@ def test_argocd_generate_is_answered_from_what_its_key_stored(tmp_path: Path, so
         capture_output=True,
     )
     assert run.returncode == 0 and run.stdout.decode() == text, run.stderr
+
+
+def _generate(sources: Path, env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, str(ROOT / "plugin.py"), "argocd", "generate"], env=env, cwd=sources, capture_output=True)
+
+
+def test_argocd_generate_stores_what_it_renders_and_the_next_commit_is_a_hit(tmp_path: Path, sources: Path) -> None:
+    argo = {"ARGOCD_APP_NAMESPACE": "ml", "ARGOCD_APP_PARAMETERS": "null", "ARGOCD_APP_SOURCE_PATH": "apps/qwen"}
+    plain = _generate(sources, _env(None) | argo | {"ARGOCD_APP_REVISION": "abc"})
+    first = _generate(sources, _env(tmp_path / "c") | argo | {"ARGOCD_APP_REVISION": "abc"})
+    assert first.returncode == 0 and first.stdout == plain.stdout and first.stdout.startswith(b"---"), first.stderr
+    assert len(_entries(tmp_path / "c")) == 1
+    # A commit elsewhere in the repository: a new revision, the same files; the stored text, by the light path.
+    modules = _modules_of_a_run(tmp_path, tmp_path / "c", "argocd", "generate", cwd=sources, extra_env=argo)
+    assert "modelplane_render.validation" not in modules and "jinja2" not in modules
+    assert _generate(sources, _env(tmp_path / "c") | argo | {"ARGOCD_APP_REVISION": "def"}).stdout == plain.stdout
+    # The Application's plugin env asks for another output: another entry.
+    other = _generate(sources, _env(tmp_path / "c") | argo | {"ARGOCD_ENV_MODELPLANE_GATEWAY": "infra/inference"})
+    assert other.returncode == 0 and b"kind: HTTPRoute" in other.stdout and b"kind: HTTPRoute" not in plain.stdout
+    assert len(_entries(tmp_path / "c")) == 2
+
+
+def test_argocd_generate_stores_no_failure(tmp_path: Path, sources: Path) -> None:
+    (sources / "broken.yaml").write_text("apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: x}\n")
+    env = _env(tmp_path / "c") | {"ARGOCD_APP_NAMESPACE": "ml", "ARGOCD_APP_PARAMETERS": "null"}
+    runs = [_generate(sources, env) for _ in range(2)]
+    assert [(r.returncode, r.stdout) for r in runs] == [(1, b""), (1, b"")]
+    assert runs[0].stderr == runs[1].stderr and runs[0].stderr == b"broken.yaml:1:1: spec: required field is missing\n"
+    assert _entries(tmp_path / "c") == []
