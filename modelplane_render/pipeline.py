@@ -61,8 +61,17 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
                 ("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}"
             )
         return "replica", None
-    if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+    from .validation.structural import describe
+
+    name = meta.get("name") if isinstance(meta, dict) else None
+    if meta is not None and not isinstance(meta, dict):
+        return "", document.error(("metadata",), f"must be a mapping, not {describe(meta)}")
+    if name is None:
         return "", document.error(("metadata", "name"), "required field is missing: every object passed through needs a name")
+    if not isinstance(name, str):
+        return "", document.error(("metadata", "name"), f"must be a string, not {describe(name)}")
+    if not name:
+        return "", document.error(("metadata", "name"), "must not be empty: every object passed through needs a name")
     return "passthrough", None
 
 

@@ -11,8 +11,10 @@ import functools
 import json
 import os
 import re
+import traceback
 from typing import Any
 
+from .errors import RenderFailure
 from .plan import PlannedObject
 
 # Characters JSON leaves raw but YAML would not keep as they are inside a double-quoted
@@ -71,4 +73,26 @@ def environment() -> Any:
 
 
 def render_object(obj: PlannedObject) -> str:
-    return str(environment().get_template(obj.template).render(v=obj.values))
+    """The template's text for one object; a fault in a template is a RenderFailure that names it and its line."""
+    try:
+        return str(environment().get_template(obj.template).render(v=obj.values))
+    except Exception as exc:
+        where = _template_line(exc, obj.template)
+        raise RenderFailure(
+            f"internal error in template {where} ({type(exc).__name__}: {exc}) while rendering {obj.kind} {obj.name}; "
+            "please report it with the input that caused it"
+        ) from exc
+
+
+def _template_line(exc: BaseException, template: str) -> str:
+    """`name.yaml.j2:LINE` of the innermost template frame (Jinja maps its frames to template lines)."""
+    lineno = getattr(exc, "lineno", None)  # a syntax error carries its own position
+    if lineno is not None:
+        template = getattr(exc, "name", None) or template
+    else:
+        # A template loaded from memory (the tests' overrides) has no file name: "<template>".
+        frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.endswith(".j2") or f.filename == "<template>"]
+        if frames:
+            filename = frames[-1].filename
+            template, lineno = (template if filename == "<template>" else os.path.basename(filename)), frames[-1].lineno
+    return f"{template}:{lineno}" if lineno else template

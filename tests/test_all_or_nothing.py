@@ -75,8 +75,13 @@ def with_template(monkeypatch, name: str, text: str) -> None:  # type: ignore[no
         pytest.param("apiVersion: [\n", "rendered invalid YAML", id="invalid-yaml"),
         pytest.param("---\na: 1\n---\nb: 2\n", "must render exactly one object, rendered 2", id="two-documents"),
         # A template asking for a value the plan lacks is a bug of this tool, so "internal error"
-        # is the truth; that it does not name the template is reported (render.py is core).
-        pytest.param("{{ v.no_such_value }}", "internal error (UndefinedError: ", id="undefined-value"),
+        # is the truth, with the template and line to look at.
+        pytest.param(
+            "kind: x\n{{ v.no_such_value }}",
+            f"internal error in template {LAST_KIND_TEMPLATE}:2 (UndefinedError: 'dict object' has no attribute 'no_such_value')",
+            id="undefined-value",
+        ),
+        pytest.param("{% if %}", f"internal error in template {LAST_KIND_TEMPLATE}:1 (TemplateSyntaxError: ", id="syntax-error"),
     ],
 )
 def test_an_object_failing_its_check_prints_nothing(monkeypatch, capfd, writes, broken, says):  # type: ignore[no-untyped-def]

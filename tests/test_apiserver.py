@@ -291,6 +291,10 @@ def generated_variants() -> Iterator[tuple[str, Document]]:
         )
     for notes, verdict in (({"example.com/a": "x" * 8192}, "ok"), ({"example.com/a": "x" * 8193}, "bad"), ({"Bad Key": "x"}, "bad")):
         yield _variant(f"annotations-{verdict}-{len(json.dumps(notes))}", _set(f"{LEADER}.template.metadata", {"annotations": notes}))
+    # The replica's own annotations: the server caps keys and values together at 256 KiB.
+    for size, verdict in ((256 * 1024, "ok"), (256 * 1024 + 1, "bad")):
+        key = "example.com/a"
+        yield _variant(f"replica-annotations-{verdict}-{size}", _set("metadata.annotations", {key: "x" * (size - len(key))}))
     yield _variant("worker-on-leader", _set(f"{LEADER}.worker", {"nodes": 1}))
     yield _variant("worker-missing", _set(f"{WORKER}.worker", _DELETE))
     yield _variant("no-device-requests", lambda d: [m.pop("deviceRequests") for m in d["spec"]["engines"][0]["members"]])

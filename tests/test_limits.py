@@ -144,6 +144,19 @@ def test_a_long_string_is_handled_and_comes_out_whole(tmp_path):  # type: ignore
     assert seconds < 10 and peak < 120 * MiB, (seconds, peak)
 
 
+def test_a_replicas_annotations_are_capped_as_the_api_server_caps_them(tmp_path):  # type: ignore[no-untyped-def]
+    """They are copied onto each of its objects: 15 MiB of annotations would render to about 150 MB."""
+    assert "\nmetadata:\n  name: " in REPLICA
+    text = REPLICA.replace("\nmetadata:\n", "\nmetadata:\n  annotations:\n    example.com/notes: " + "n" * (15 * MiB) + "\n", 1)
+    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    line = text.splitlines().index("  annotations:") + 2  # the mapping's own position: its first key
+    assert only_error(result) == (
+        f"case.yaml:{line}:5: metadata.annotations: too long: keys and values together must be at most 262144 bytes (256 KiB), "
+        "as the API server requires"
+    )
+    assert seconds < 30 and peak < 200 * MiB, (seconds, peak)
+
+
 def test_a_long_key_gives_a_bounded_error_line(tmp_path):  # type: ignore[no-untyped-def]
     """A 1 MiB key (explicit `? key` syntax) in a replica: one error line, cut to a readable length."""
     key = "k" * MiB

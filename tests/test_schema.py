@@ -36,6 +36,7 @@ NOT_EXPRESSIBLE = {
     "duplicate-replica": ACROSS,
     "engine-leader-without-worker": CEL,
     "engine-name-uppercase": BEYOND,
+    "engine-port-digits-not-a-port": BEYOND,
     "engine-port-not-a-number": BEYOND,
     "engine-readiness-probe": CEL,
     "engine-standalone-with-worker": CEL,

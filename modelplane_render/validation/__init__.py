@@ -92,6 +92,22 @@ def check_metadata(document: Document, errors: list[SourceError]) -> None:
                         "must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
                     )
                 )
+        if field == "annotations" and _annotation_bytes(entries) > MAX_ANNOTATION_BYTES:
+            errors.append(
+                document.error(
+                    ("metadata", field),
+                    f"too long: keys and values together must be at most {MAX_ANNOTATION_BYTES} bytes (256 KiB), as the API server requires",
+                )
+            )
+
+
+# The API server's limit on all of an object's annotations, keys and values in UTF-8. It matters
+# more here than on the replica itself: its annotations are copied onto every object it renders.
+MAX_ANNOTATION_BYTES = 256 * 1024
+
+
+def _annotation_bytes(entries: dict[Any, Any]) -> int:
+    return sum(len(str(k).encode("utf-8", "surrogatepass")) + len(str(v).encode("utf-8", "surrogatepass")) for k, v in entries.items())
 
 
 def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[SourceError]]:
