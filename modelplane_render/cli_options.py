@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import re
 
 from .errors import UsageError
 from .options import Options
+
+TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
+if TYPE_CHECKING:
+    import argparse
 
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 

@@ -9,11 +9,14 @@ message` (the Argo CD UI shows it after `` `modelplane-render argocd generate` f
 
 from __future__ import annotations
 
-import argparse
 import os
 
 from .. import writer
 from ..errors import EXIT_OK
+
+TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-
 from ..cli_options import add_render_options, options_from_args
 from ..errors import EXIT_OK
+
+TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
