@@ -24,16 +24,8 @@ from .errors import InputError, RenderFailure, SourceError, UsageError
 from .options import Options
 from .output import serialise, sort_key
 from .pipeline import classify, render_documents
-from .sources import (
-    KUSTOMIZE_FILE_NAMES,
-    MAX_FILE_BYTES,
-    YAML_SUFFIXES,
-    Document,
-    decode,
-    display_path,
-    iter_documents,
-    load_documents,
-)
+from .sources import MAX_FILE_BYTES, Document, decode, display_path, iter_documents, load_documents
+from .walk import is_source_file, is_walked_directory
 
 WORK_TREE = "work tree"
 # Kinds whose removal deletes running pods: the reason a rename deserves a note.
@@ -234,12 +226,12 @@ def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[
                     real = f"{real_dir}/{name}" if real_dir else name
                     entry = tree.entries.get(real)
                     if entry is None:  # a directory
-                        if not name.startswith("."):
+                        if is_walked_directory(name):
                             subdirs.append(name)
                         continue
                     if entry.type == "commit":
                         continue  # a submodule: its files are not in this repository's objects
-                    if name.startswith(".") or not name.endswith(YAML_SUFFIXES) or name in KUSTOMIZE_FILE_NAMES:
+                    if not is_source_file(name):
                         continue
                     full = os.path.join(shown_dir, name)
                     shown = display_path(full)

@@ -22,6 +22,16 @@ YAML_SUFFIXES = (".yaml", ".yml")
 KUSTOMIZE_FILE_NAMES = frozenset({"kustomization.yaml", "kustomization.yml", "Kustomization"})
 
 
+def is_walked_directory(name: str) -> bool:
+    """Whether a directory met in a walk is entered: not `.git` or any other hidden one."""
+    return not name.startswith(".")
+
+
+def is_source_file(name: str) -> bool:
+    """Whether a file met in a walk is read: `*.yaml`/`*.yml`, not hidden, not a kustomization file."""
+    return not name.startswith(".") and name.endswith(YAML_SUFFIXES) and name not in KUSTOMIZE_FILE_NAMES
+
+
 def display_path(path: str) -> str:
     """A found file's path relative to the current directory, or absolute when it is elsewhere."""
     rel = os.path.relpath(path)
@@ -48,9 +58,9 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
             root = os.path.realpath(given)
 
             for dirpath, dirnames, filenames in os.walk(given, onerror=_walk_error(given, errors), followlinks=False):
-                dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+                dirnames[:] = sorted(d for d in dirnames if is_walked_directory(d))
                 for name in sorted(filenames):
-                    if name.startswith(".") or not name.endswith(YAML_SUFFIXES) or name in KUSTOMIZE_FILE_NAMES:
+                    if not is_source_file(name):
                         continue
                     full = os.path.join(dirpath, name)
                     shown = given if full == given else display_path(full)
