@@ -71,9 +71,18 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
     resolve = _resolve
 
 
+def _string_style(value: str, literal: bool) -> Optional[str]:
+    """Double quotes for a string with NEL, as libyaml's emitter picks them itself (`\\N`): PyYAML's
+    pure-Python one, used where libyaml is missing, would write NEL raw in a literal block or in
+    single quotes, where a reader takes it for a line break. Else a literal block for a
+    multi-line string when `literal`, else the emitter's choice."""
+    if "\x85" in value:
+        return '"'
+    return "|" if literal and "\n" in value else None
+
+
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
-    return dumper.represent_scalar(_STR, value, style=style)
+    return dumper.represent_scalar(_STR, value, style=_string_style(value, True))
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -94,7 +103,7 @@ def _node(value: Any, seen: set[int], literal: bool) -> Any:
     """The node SafeRepresenter (block style, keys unsorted; with _represent_str when literal) makes of value."""
     kind = type(value)
     if kind is str:
-        return yaml.ScalarNode(_STR, value, style="|" if literal and "\n" in value else None)
+        return yaml.ScalarNode(_STR, value, style=_string_style(value, literal))
     if kind is dict or kind is list:
         if id(value) in seen:
             raise _Slow  # the same object twice: SafeRepresenter writes an anchor and an alias
@@ -284,7 +293,7 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
             tag = (memo((value, implicit)) or _tag(loader, value, implicit)) if implicit[0] else str_tag
             if tag == str_tag:
                 data: Any = value
-                event.style = "|" if "\n" in value else None
+                event.style = _string_style(value, True)
                 event.implicit = ((memo((value, plain)) or _tag(loader, value, plain)) == str_tag, True)
             elif tag == _INT or tag == _BOOL or tag == _NULL:
                 data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))

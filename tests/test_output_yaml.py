@@ -223,3 +223,21 @@ def test_the_plain_dumper_writes_what_pyyaml_s_safe_dumper_writes(value: Any) ->
     pyyaml = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
     expected = yaml.dump(value, Dumper=pyyaml, sort_keys=False, default_flow_style=False, allow_unicode=True)
     assert yaml.dump(value, Dumper=output.PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True) == expected
+
+
+class _PurePython(yaml.SafeDumper):
+    """_Dumper as it is where libyaml is missing: the same choices, PyYAML's pure-Python emitter."""
+
+    represent = output._Dumper.represent
+    literal_blocks = True
+
+
+_PurePython.add_representer(str, output._represent_str)
+
+
+@pytest.mark.parametrize("value", ["a\x85b", "two\nlines\x85", "tail\x85", "p\u2028q", "m\nn\u2029o", "two\nlines"])
+def test_line_break_characters_read_back_exactly_from_either_emitter(value: str) -> None:
+    """NEL: libyaml escapes it (`\\N`); PyYAML's own emitter wrote it raw, read back as a line break."""
+    for dumper in (output._Dumper, _PurePython):
+        text = yaml.dump({"k": value}, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+        assert yaml.safe_load(text) == {"k": value}, (dumper.__name__, text)
