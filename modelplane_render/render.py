@@ -11,7 +11,6 @@ import functools
 import json
 import os
 import re
-import traceback
 from typing import Any
 
 from .errors import RenderFailure
@@ -76,6 +75,8 @@ def render_object(obj: PlannedObject) -> str:
     """The template's text for one object; a fault in a template is a RenderFailure that names it and its line."""
     try:
         return str(environment().get_template(obj.template).render(v=obj.values))
+    except MemoryError:
+        raise
     except Exception as exc:
         where = _template_line(exc, obj.template)
         raise RenderFailure(
@@ -86,6 +87,8 @@ def render_object(obj: PlannedObject) -> str:
 
 def _template_line(exc: BaseException, template: str) -> str:
     """`name.yaml.j2:LINE` of the innermost template frame (Jinja maps its frames to template lines)."""
+    import traceback  # only on this failure path: a render that succeeds doesn't pay for it
+
     lineno = getattr(exc, "lineno", None)  # a syntax error carries its own position
     if lineno is not None:
         template = getattr(exc, "name", None) or template
