@@ -7,7 +7,7 @@ CD applies with pruning deletes live serving workloads, so output is all or noth
 from __future__ import annotations
 
 import io
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any, Optional
 
 import yaml
@@ -247,38 +247,68 @@ def _tag(loader: Any, value: str, implicit: Any) -> Any:
 
 
 def _parse_and_emit(text: str) -> Optional[tuple[dict[str, Any], str]]:
-    """One mapping of plain data as (object, `---` and its YAML as serialise writes it), or None to go the long way."""
+    """One mapping of plain data as (object, `---` and its YAML as serialise writes it), or None to go the long way.
+
+    Each event goes to the emitter as soon as it is restyled; when the document turns out not to
+    be plain data, what was emitted is thrown away with the emitter.
+    """
     loader = _Loader(text)
+    stream = io.StringIO()
+    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    emit = dumper.emit
     try:
-        events, root = _plain_document(loader)
+        emit(yaml.StreamStartEvent())
+        emit(yaml.DocumentStartEvent(explicit=False))
+        root = _plain_document(loader, emit)
+        emit(yaml.DocumentEndEvent(explicit=False))
+        emit(yaml.StreamEndEvent())
     except (_Slow, yaml.YAMLError):
         return None
     finally:
         loader.dispose()
-    stream = io.StringIO()
-    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
-    emit = dumper.emit
-    emit(yaml.StreamStartEvent())
-    emit(yaml.DocumentStartEvent(explicit=False))
-    for event in events:
-        emit(event)
-    emit(yaml.DocumentEndEvent(explicit=False))
-    emit(yaml.StreamEndEvent())
-    dumper.dispose()
+        dumper.dispose()
     return root, "---\n" + stream.getvalue()
 
 
-def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
-    """The events of the one document (restyled for the output) and the mapping they build; _Slow for anything else."""
+# How each short string goes out: (its style, its event's `implicit`), worked out once per distinct value.
+_STRING_OUT: dict[str, tuple[Optional[str], tuple[bool, bool]]] = {}
+
+
+def _string_out(loader: Any, value: str) -> tuple[Optional[str], tuple[bool, bool]]:
+    """A string's output style, and whether it may be written plain (its text resolves to a string)."""
+    out = (_string_style(value, True), (_tag(loader, value, _PLAIN) == _STR, True))
+    if len(value) <= _RESOLVE_MEMO_MAX:
+        _STRING_OUT[value] = out
+    return out
+
+
+# How each short plain int, bool or null goes out: (its value, its text, its event's `implicit`).
+_SCALAR_OUT: dict[str, tuple[Any, str, tuple[bool, bool]]] = {}
+
+
+def _scalar_out(loader: Any, tag: str, value: str) -> tuple[Any, str, tuple[bool, bool]]:
+    """As SafeRepresenter writes the value a plain scalar resolves to: `0x1F` becomes 31, `True` true."""
+    data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))
+    if tag == _INT:
+        text = str(data)
+    else:
+        text = "null" if data is None else "true" if data else "false"
+    out = (data, text, (_tag(loader, text, _PLAIN) == tag, False))
+    if len(value) <= _RESOLVE_MEMO_MAX:
+        _SCALAR_OUT[value] = out
+    return out
+
+
+def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
+    """The mapping the one document builds, each of its events restyled for the output and passed to emit; _Slow for anything else."""
     get = loader.get_event
     if type(get()) is not yaml.StreamStartEvent or type(get()) is not yaml.DocumentStartEvent:
         raise _Slow
     # Locals: this loop runs for every node of every object.
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     collection_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    memo, str_tag, no_key, plain = _RESOLVED.get, _STR, _NO_KEY, _PLAIN
-    events: list[Any] = []
-    append = events.append
+    memo, str_tag, no_key = _RESOLVED.get, _STR, _NO_KEY
+    string_out, scalar_out = _STRING_OUT.get, _SCALAR_OUT.get
     stack: list[list[Any]] = []  # per open collection: [the collection, the key waiting for its value]
     root: Any = None
     while True:
@@ -293,21 +323,14 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
             tag = (memo((value, implicit)) or _tag(loader, value, implicit)) if implicit[0] else str_tag
             if tag == str_tag:
                 data: Any = value
-                event.style = _string_style(value, True)
-                event.implicit = ((memo((value, plain)) or _tag(loader, value, plain)) == str_tag, True)
+                event.style, event.implicit = string_out(value) or _string_out(loader, value)
             elif tag == _INT or tag == _BOOL or tag == _NULL:
-                data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))
-                if tag == _INT:
-                    value = str(data)  # as SafeRepresenter writes an int: `0x1F` becomes 31
-                else:
-                    value = "null" if data is None else "true" if data else "false"
-                event.value = value
+                data, event.value, event.implicit = scalar_out(value) or _scalar_out(loader, tag, value)
                 event.style = None
-                event.implicit = (_tag(loader, value, plain) == tag, False)
             else:
                 raise _Slow  # a float, timestamp, merge or value key: SafeRepresenter's own rules
             event.tag = tag
-            append(event)
+            emit(event)
             top = stack[-1]
             container = top[0]
             if type(container) is list:
@@ -325,7 +348,7 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
             new: Any = {} if kind is mapping_start else []
             event.tag = _MAP if kind is mapping_start else _SEQ
             event.flow_style = False
-            append(event)
+            emit(event)
             if stack:
                 top = stack[-1]
                 container = top[0]
@@ -340,7 +363,7 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
                 root = new
             stack.append([new, no_key])
         elif kind in collection_end:
-            append(event)
+            emit(event)
             stack.pop()
             if not stack:
                 break
@@ -348,7 +371,7 @@ def _plain_document(loader: Any) -> tuple[list[Any], dict[str, Any]]:
             raise _Slow  # an alias
     if type(get()) is not yaml.DocumentEndEvent or type(get()) is not yaml.StreamEndEvent or type(root) is not dict:
         raise _Slow
-    return events, root
+    return root
 
 
 def sort_key(obj: dict[str, Any]) -> tuple[int, str, str, str]:
