@@ -358,11 +358,26 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
 
 
 def _picker_config_text(replica: ModelReplica) -> str:
-    import yaml
+    return _config_yaml(_picker_config(replica))
 
-    from .output import PlainDumper  # PyYAML's safe dumper, by a faster way
 
-    text: str = yaml.dump(_picker_config(replica), Dumper=PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+# Replicas of one shape share their picker config (the default, with one block size), and
+# dumping it costs about a third of a millisecond: each distinct config is dumped once a run.
+# repr() is the key, not JSON, because it tells 1 from "1" from True, in keys as in values; it
+# can't see an object used twice (which PyYAML writes as an anchor), but _picker_config builds
+# every config fresh from the model, so none is shared.
+_CONFIG_TEXT: dict[str, str] = {}
+
+
+def _config_yaml(config: dict[str, Any]) -> str:
+    key = repr(config)
+    text = _CONFIG_TEXT.get(key)
+    if text is None:
+        import yaml
+
+        from .output import PlainDumper  # PyYAML's safe dumper, by a faster way
+
+        text = _CONFIG_TEXT[key] = yaml.dump(config, Dumper=PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
     return text
 
 

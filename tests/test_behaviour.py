@@ -241,3 +241,35 @@ def test_picker_overrides_are_honoured():  # type: ignore[no-untyped-def]
     assert deployment["spec"]["replicas"] >= 2, "one picker would leave the pool blind during a node drain"
     (pdb,) = by_kind(objects, "PodDisruptionBudget")
     assert pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
+
+
+def test_a_picker_config_is_written_the_same_alone_or_beside_others(tmp_path):  # type: ignore[no-untyped-def]
+    """Each distinct config is dumped once a run: a replica's ConfigMap must not depend on who came first.
+
+    The second replica's config repeats its queue-scorer parameters through a YAML alias; the
+    first writes them out. Same data, so the same text, and never an anchor.
+    """
+    overrides = next(p for p in VALID if p.name == "endpoint-picker-overrides") / "replica.yaml"
+    text = overrides.read_text()
+    assert "        - type: queue-scorer\n" in text and "          - pluginRef: queue-scorer\n            weight: 1\n" in text
+    written_out = text.replace("        - type: queue-scorer\n", "        - {type: queue-scorer, parameters: {a: 1}}\n", 1).replace(
+        "          - pluginRef: queue-scorer\n            weight: 1\n",
+        "          - pluginRef: queue-scorer\n            weight: 1\n            parameters: {a: 1}\n",
+        1,
+    )
+    aliased = text.replace("        - type: queue-scorer\n", "        - {type: queue-scorer, parameters: &p {a: 1}}\n", 1).replace(
+        "          - pluginRef: queue-scorer\n            weight: 1\n",
+        "          - pluginRef: queue-scorer\n            weight: 1\n            parameters: *p\n",
+        1,
+    )
+    (tmp_path / "a.yaml").write_text(written_out)
+    (tmp_path / "b.yaml").write_text(aliased.replace("namespace: ", "namespace: other-", 1))
+
+    def config_texts(paths: list[str]) -> dict[str, str]:
+        objects = render_paths(paths, Options()).objects
+        return {o["metadata"]["namespace"]: o["data"][c.PICKER_CONFIG_KEY] for o in by_kind(objects, "ConfigMap")}
+
+    together = config_texts([str(tmp_path)])
+    alone = {**config_texts([str(tmp_path / "a.yaml")]), **config_texts([str(tmp_path / "b.yaml")])}
+    assert together == alone and len(set(together.values())) == 1
+    assert "&" not in next(iter(together.values())) and "parameters:\n" in next(iter(together.values()))
