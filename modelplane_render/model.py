@@ -10,6 +10,8 @@ two can't drift, and checks that pydantic's validation builds what from_validate
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, get_args, get_origin
 
 from .typed import ConfigDict, Field, Record
@@ -221,31 +223,48 @@ def from_validated(model: type[_M], data: dict[str, Any]) -> _M:
     `model_validate` (typed.pydantic_model) on every valid fixture to prove both build the same.
     """
     values: dict[str, Any] = {}
-    for name, field in model.model_fields.items():
-        key = field.alias or name
+    for name, key, convert in _fields(model):
         if key in data:
-            values[name] = _typed(field.annotation, data[key])
+            value = data[key]
+            values[name] = None if value is None else convert(value)
     return model.model_construct(**values)
 
 
-def _typed(annotation: Any, value: Any) -> Any:
-    if value is None:
-        return None
+@functools.cache
+def _fields(model: type[Record]) -> tuple[tuple[str, str, Callable[[Any], Any]], ...]:
+    """Each field's name, its key in the API, and how its value is built: read from the annotations once per class."""
+    return tuple((name, field.alias or name, _converter(field.annotation)) for name, field in model.model_fields.items())
+
+
+def _same(value: Any) -> Any:
+    return value
+
+
+@functools.cache
+def _converter(annotation: Any) -> Callable[[Any], Any]:
+    """How a (non-null) value of this annotation is built: a record, a list of them, or the value as it is."""
     origin = get_origin(annotation)
     if origin is Union:
         models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, Record)]
         lists = [a for a in get_args(annotation) if get_origin(a) is list]
-        if models and isinstance(value, dict):
-            return from_validated(models[0], value)
-        if lists and isinstance(value, list):
-            return _typed(lists[0], value)
-        return value
+        as_model = _converter(models[0]) if models else None
+        as_list = _converter(lists[0]) if lists else None
+
+        def either(value: Any) -> Any:
+            if as_model is not None and isinstance(value, dict):
+                return as_model(value)
+            if as_list is not None and isinstance(value, list):
+                return as_list(value)
+            return value
+
+        return either
     if origin is list:
         (item,) = get_args(annotation)
-        return [_typed(item, v) for v in value]
+        convert = _converter(item)
+        return lambda value: [None if v is None else convert(v) for v in value]
     if isinstance(annotation, type) and issubclass(annotation, Record):
-        return from_validated(annotation, value)
-    return value
+        return lambda value: from_validated(annotation, value)
+    return _same
 
 
 def to_plain(model: Record) -> dict[str, Any]:
