@@ -247,7 +247,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
         # At the end of a file without a final line break libyaml's mark is on a line that
         # doesn't exist: point just after the last character instead.
         line, col = min((line, col), _line_col(text, len(text)))
-        message = _syntax_message(exc)
+        message = _syntax_message(exc, text)
         raise InputError([SourceError(shown, line, col, ".", message if message == _TOO_DEEP else "YAML syntax: " + message)]) from None
     except yaml.YAMLError as exc:
         # The reader's errors (a character YAML does not allow) carry no line: find it.
@@ -258,7 +258,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     return documents
 
 
-def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
+def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
     problem, context = exc.problem or "invalid YAML", exc.context
     if problem == "second occurrence" and context and "duplicate anchor" in context and exc.context_mark:
         # PyYAML's words, reordered to read as one sentence.
@@ -268,7 +268,29 @@ def _syntax_message(exc: yaml.MarkedYAMLError) -> str:
     mark = exc.problem_mark
     if problem in _LONG_KEY_PROBLEMS and mark is not None and mark.column >= MAX_SIMPLE_KEY:
         return f"{problem}: a key is at most {MAX_SIMPLE_KEY} characters long in YAML unless written as an explicit `? key`"
+    if problem == _NO_TOKEN and mark is not None and _char_at(text, mark.line, mark.column) == "\t":
+        return "a tab indents this line: YAML indents with spaces only"
+    if problem == _MAPPING_VALUE_HERE:
+        # libyaml sees the fault only at the next colon: often a line after the one at fault.
+        return f"{problem}: is a ':' missing after a key on a line above, or does a value hold ': ' and need quotes?"
+    start = exc.context_mark
+    if context and context.startswith(_FLOW_CONTEXTS) and start is not None:
+        # The end of the file is where libyaml gives up; where the collection began is what to look at.
+        return f"{problem} ({context} that starts at line {start.line + 1}, column {start.column + 1})"
     return problem + (f" ({context})" if context else "")
+
+
+_NO_TOKEN = "found character that cannot start any token"
+_MAPPING_VALUE_HERE = "mapping values are not allowed in this context"
+_FLOW_CONTEXTS = ("while parsing a flow sequence", "while parsing a flow mapping")
+# YAML 1.1's line breaks, as libyaml counts lines.
+_YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+def _char_at(text: str, line: int, column: int) -> str:
+    """The character at a 0-based libyaml line and column, or '' when there is none."""
+    lines = _YAML_BREAKS.split(text, maxsplit=line + 1)
+    return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 # YAML's own limit on an implicit ("simple") key, and what libyaml says when a line passes it.

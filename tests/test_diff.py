@@ -290,7 +290,7 @@ def test_moving_and_reformatting_a_source_is_no_change(history):  # type: ignore
 
 
 def test_a_broken_file_is_an_error_named_with_its_revision_and_no_diff(history):  # type: ignore[no-untyped-def]
-    message = "replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence)\n"
+    message = "replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence that starts at line 14, column 13)\n"
     for base, head in (("reformat", "broken"), ("broken", "reformat")):
         result = run_cli("diff", base, head, cwd=history)
         assert (result.code, result.stdout, result.stderr) == (1, "", "broken:" + message)
@@ -339,8 +339,8 @@ def test_errors_of_both_sides_come_at_once(clone):  # type: ignore[no-untyped-de
     result = run_cli("diff", "broken", cwd=clone)
     assert (result.code, result.stdout) == (1, "")
     assert result.stderr == (
-        "broken:replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence)\n"
-        "replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence)\n"
+        "broken:replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence that starts at line 14, column 13)\n"
+        "replicas/llama.yaml:15:12: .: YAML syntax: did not find expected ',' or ']' (while parsing a flow sequence that starts at line 14, column 13)\n"
         "replicas/qwen/replica.yaml:10:17: spec.engines[0].members[0].role: must be one of Standalone, Leader, Worker\n"
     )
 

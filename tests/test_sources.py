@@ -42,9 +42,14 @@ def test_merge_keys_are_refused():  # type: ignore[no-untyped-def]
     assert "merge keys" in error_of("base: &b {x: 1}\nother:\n  <<: *b\n")
 
 
-def test_tab_indentation_is_a_syntax_error_with_its_place():  # type: ignore[no-untyped-def]
-    message = error_of("a:\n\tb: 1\n")
-    assert message.startswith("f.yaml:2:1: .: YAML syntax:")
+@pytest.mark.parametrize(("text", "line"), [("a:\n\tb: 1\n", 2), ("a: 1\r\nb:\r\n\tc: 1\r\n", 3)])
+def test_tab_indentation_is_named_at_its_line(text, line):  # type: ignore[no-untyped-def]
+    assert error_of(text) == f"f.yaml:{line}:1: .: YAML syntax: a tab indents this line: YAML indents with spaces only"
+
+
+def test_an_unclosed_flow_collection_names_where_it_opened():  # type: ignore[no-untyped-def]
+    text = "a: 1\nb: [x, y\nc: 2\n"
+    assert error_of(text).endswith("(while parsing a flow sequence that starts at line 2, column 4)")
 
 
 def test_empty_documents_are_skipped():  # type: ignore[no-untyped-def]
