@@ -233,7 +233,7 @@ class _Pending:
 
 
 _NO_KEY = _Pending()
-_PLAIN, _QUOTED = (True, False), (False, True)
+_PLAIN = (True, False)  # a plain scalar's `implicit`
 
 
 def _tag(loader: Any, value: str, implicit: Any) -> Any:

@@ -283,19 +283,17 @@ def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
 _NO_TOKEN = "found character that cannot start any token"
 _MAPPING_VALUE_HERE = "mapping values are not allowed in this context"
 _FLOW_CONTEXTS = ("while parsing a flow sequence", "while parsing a flow mapping")
-# YAML 1.1's line breaks, as libyaml counts lines.
-_YAML_BREAKS = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
 
 
 def _char_at(text: str, line: int, column: int) -> str:
     """The character at a 0-based libyaml line and column, or '' when there is none."""
-    lines = _YAML_BREAKS.split(text, maxsplit=line + 1)
+    lines = _LINE_BREAK.split(text, maxsplit=line + 1)
     return lines[line][column : column + 1] if line < len(lines) else ""
 
 
 # YAML's own limit on an implicit ("simple") key, and what libyaml says when a line passes it.
 MAX_SIMPLE_KEY = 1024
-_LONG_KEY_PROBLEMS = frozenset({"mapping values are not allowed in this context", "could not find expected ':'"})
+_LONG_KEY_PROBLEMS = frozenset({_MAPPING_VALUE_HERE, "could not find expected ':'"})
 
 
 def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
