@@ -12,38 +12,27 @@ from typing import Any, Optional
 
 import yaml
 
+from . import template_yaml
 from .errors import RenderFailure
 from .plan import PlannedObject
-
-_T = "tag:yaml.org,2002:"
-_STR, _INT, _FLOAT, _BOOL, _NULL, _MAP, _SEQ = (_T + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))
+from .yaml_scalars import BOOL as _BOOL
+from .yaml_scalars import INT as _INT
+from .yaml_scalars import MAP as _MAP
+from .yaml_scalars import MERGE, SCALAR_OUT, SCALARS, STRING_OUT, VALUE, resolve, scalar_out, string_out, string_style, tag_of
+from .yaml_scalars import NULL as _NULL
+from .yaml_scalars import RESOLVED as _RESOLVED
+from .yaml_scalars import SEQ as _SEQ
+from .yaml_scalars import STR as _STR
 
 
 class _Slow(Exception):
     """A value the fast paths below don't take: PyYAML's own constructor or representer does it."""
 
 
-# The implicit tag of a scalar depends only on its text and the resolver's fixed rules (the safe
-# loader and dumper have no path resolvers), so it is worked out once per distinct short value.
-_RESOLVED: dict[tuple[str, Any], Any] = {}
-_RESOLVE_MEMO_MAX = 200
-_BASE_RESOLVE: Any = yaml.resolver.BaseResolver.resolve
-
-
-def _resolve(resolver: Any, kind: Any, value: Any, implicit: Any) -> Any:
-    if kind is yaml.ScalarNode and not resolver.yaml_path_resolvers and len(value) <= _RESOLVE_MEMO_MAX:
-        key = (value, implicit)
-        tag = _RESOLVED.get(key)
-        if tag is None:
-            tag = _RESOLVED[key] = _BASE_RESOLVE(resolver, kind, value, implicit)
-        return tag
-    return _BASE_RESOLVE(resolver, kind, value, implicit)
-
-
 class _Loader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """PyYAML's safe loader, with the tag of each plain scalar remembered (values repeat: keys, kinds, labels)."""
 
-    resolve = _resolve
+    resolve = resolve
 
 
 class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
@@ -68,21 +57,11 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
                 return
         super().represent(data)
 
-    resolve = _resolve
-
-
-def _string_style(value: str, literal: bool) -> Optional[str]:
-    """Double quotes for a string with NEL, as libyaml's emitter picks them itself (`\\N`): PyYAML's
-    pure-Python one, used where libyaml is missing, would write NEL raw in a literal block or in
-    single quotes, where a reader takes it for a line break. Else a literal block for a
-    multi-line string when `literal`, else the emitter's choice."""
-    if "\x85" in value:
-        return '"'
-    return "|" if literal and "\n" in value else None
+    resolve = resolve
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar(_STR, value, style=_string_style(value, True))
+    return dumper.represent_scalar(_STR, value, style=string_style(value, True))
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -103,7 +82,7 @@ def _node(value: Any, seen: set[int], literal: bool) -> Any:
     """The node SafeRepresenter (block style, keys unsorted; with _represent_str when literal) makes of value."""
     kind = type(value)
     if kind is str:
-        return yaml.ScalarNode(_STR, value, style=_string_style(value, literal))
+        return yaml.ScalarNode(_STR, value, style=string_style(value, literal))
     if kind is dict or kind is list:
         if id(value) in seen:
             raise _Slow  # the same object twice: SafeRepresenter writes an anchor and an alias
@@ -120,16 +99,13 @@ def _node(value: Any, seen: set[int], literal: bool) -> Any:
     raise _Slow
 
 
-_SCALARS = {tag: yaml.constructor.SafeConstructor.yaml_constructors[tag] for tag in (_INT, _FLOAT, _BOOL, _NULL)}
-
-
 def _data(loader: Any, node: Any, seen: set[int]) -> Any:
     """What SafeConstructor makes of a document of plain data (maps, sequences, str, int, float, bool, null)."""
     tag, kind = node.tag, type(node)
     if kind is yaml.ScalarNode:
         if tag == _STR:
             return node.value
-        constructor = _SCALARS.get(tag)
+        constructor = SCALARS.get(tag)
         if constructor is None:
             raise _Slow  # a timestamp, binary, a tag of its own
         return constructor(loader, node)
@@ -139,7 +115,7 @@ def _data(loader: Any, node: Any, seen: set[int]) -> Any:
     if tag == _MAP and kind is yaml.MappingNode:
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
-            if type(key_node) is not yaml.ScalarNode or key_node.tag in (_T + "merge", _T + "value"):
+            if type(key_node) is not yaml.ScalarNode or key_node.tag in (MERGE, VALUE):
                 raise _Slow
             result[_data(loader, key_node, seen)] = _data(loader, value_node, seen)
         return result
@@ -220,6 +196,12 @@ def parse_checked_and_serialised(planned: PlannedObject, text: str) -> tuple[dic
     take (anchors, explicit tags, duplicate keys, floats, timestamps, more or less than one
     mapping) takes parse_checked and serialise, so the result is theirs either way.
     """
+    fast = template_yaml.read(text)
+    if fast is not None:
+        written = template_yaml.write(fast)
+        if written is not None:
+            _check_plan(planned, fast)
+            return fast, written
     parsed = _parse_and_emit(text)
     if parsed is None:
         obj = parse_checked(planned, text)
@@ -233,17 +215,6 @@ class _Pending:
 
 
 _NO_KEY = _Pending()
-_PLAIN = (True, False)  # a plain scalar's `implicit`
-
-
-def _tag(loader: Any, value: str, implicit: Any) -> Any:
-    if len(value) > _RESOLVE_MEMO_MAX:
-        return _BASE_RESOLVE(loader, yaml.ScalarNode, value, implicit)
-    key = (value, implicit)
-    tag = _RESOLVED.get(key)
-    if tag is None:
-        tag = _RESOLVED[key] = _BASE_RESOLVE(loader, yaml.ScalarNode, value, implicit)
-    return tag
 
 
 def _parse_and_emit(text: str) -> Optional[tuple[dict[str, Any], str]]:
@@ -270,35 +241,6 @@ def _parse_and_emit(text: str) -> Optional[tuple[dict[str, Any], str]]:
     return root, "---\n" + stream.getvalue()
 
 
-# How each short string goes out: (its style, its event's `implicit`), worked out once per distinct value.
-_STRING_OUT: dict[str, tuple[Optional[str], tuple[bool, bool]]] = {}
-
-
-def _string_out(loader: Any, value: str) -> tuple[Optional[str], tuple[bool, bool]]:
-    """A string's output style, and whether it may be written plain (its text resolves to a string)."""
-    out = (_string_style(value, True), (_tag(loader, value, _PLAIN) == _STR, True))
-    if len(value) <= _RESOLVE_MEMO_MAX:
-        _STRING_OUT[value] = out
-    return out
-
-
-# How each short plain int, bool or null goes out: (its value, its text, its event's `implicit`).
-_SCALAR_OUT: dict[str, tuple[Any, str, tuple[bool, bool]]] = {}
-
-
-def _scalar_out(loader: Any, tag: str, value: str) -> tuple[Any, str, tuple[bool, bool]]:
-    """As SafeRepresenter writes the value a plain scalar resolves to: `0x1F` becomes 31, `True` true."""
-    data = _SCALARS[tag](loader, yaml.ScalarNode(tag, value))
-    if tag == _INT:
-        text = str(data)
-    else:
-        text = "null" if data is None else "true" if data else "false"
-    out = (data, text, (_tag(loader, text, _PLAIN) == tag, False))
-    if len(value) <= _RESOLVE_MEMO_MAX:
-        _SCALAR_OUT[value] = out
-    return out
-
-
 def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
     """The mapping the one document builds, each of its events restyled for the output and passed to emit; _Slow for anything else."""
     get = loader.get_event
@@ -308,7 +250,7 @@ def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     collection_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
     memo, str_tag, no_key = _RESOLVED.get, _STR, _NO_KEY
-    string_out, scalar_out = _STRING_OUT.get, _SCALAR_OUT.get
+    string_memo, scalar_memo = STRING_OUT.get, SCALAR_OUT.get
     stack: list[list[Any]] = []  # per open collection: [the collection, the key waiting for its value]
     root: Any = None
     while True:
@@ -320,12 +262,12 @@ def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
             value = event.value
             implicit = event.implicit
             # A quoted scalar is a string; a plain one is what its text resolves to.
-            tag = (memo((value, implicit)) or _tag(loader, value, implicit)) if implicit[0] else str_tag
+            tag = (memo((value, implicit)) or tag_of(value, implicit)) if implicit[0] else str_tag
             if tag == str_tag:
                 data: Any = value
-                event.style, event.implicit = string_out(value) or _string_out(loader, value)
+                event.style, event.implicit = string_memo(value) or string_out(value)
             elif tag == _INT or tag == _BOOL or tag == _NULL:
-                data, event.value, event.implicit = scalar_out(value) or _scalar_out(loader, tag, value)
+                data, event.value, event.implicit = scalar_memo(value) or scalar_out(tag, value)
                 event.style = None
             else:
                 raise _Slow  # a float, timestamp, merge or value key: SafeRepresenter's own rules

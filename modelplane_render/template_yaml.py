@@ -1,0 +1,374 @@
+"""The YAML our templates render, read and written in a few passes of C (re, json, str) instead of one
+Python object per libyaml event: the event path costs half of a large render.
+
+The templates write block mappings and sequences of plain keys, whose values are literals of the
+template or `tojson` (one line of JSON, which is YAML flow syntax). `read` takes exactly that and
+returns None for anything else (a comment, a tab, a float, a literal block, a key that resolves to
+a bool...), which then goes through libyaml: so what `read` returns is what libyaml would read.
+`write` prints plain data as libyaml's emitter does, each key and string in the form libyaml itself
+gave it (asked once per distinct text, all of an object's new ones in one document); it returns
+None for what it can't be sure of (a multi-line or very long string, a float), which goes through
+libyaml too. tests/test_template_yaml.py holds both to libyaml, byte for byte.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from typing import Any, Optional
+
+import yaml
+
+from .yaml_scalars import BOOL, INT, NULL, PLAIN, STR, scalar_out, string_out, tag_of
+
+# A line of the block structure: indentation, an optional `- `, then `key:`, `key: value` or a value.
+_LINE = re.compile(r"( *)(- )?(?:([A-Za-z_][A-Za-z0-9_.-]*):(?: (.+))?|(.+))\Z")
+# A template's plain literal (`LeaderCreated`, `apps/v1`, `0s`, `/`): no indicator, no `:` or space.
+_PLAIN_LITERAL = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/-]*\Z")
+# What libyaml reads differently from JSON, or not at all: a character YAML does not allow raw
+# (libyaml would refuse it), a line break other than \n, a tab, a BOM; and escaped surrogates,
+# which json pairs into one character and YAML keeps as two.
+_NOT_TAKEN = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]")
+# libyaml reads a flow key only within 1024 characters of where it starts.
+_FLOW_KEY_MAX = 160  # characters before JSON escapes (at most 6 each) and quotes: under 1024
+
+
+class _NotTaken(Exception):
+    pass
+
+
+def _no_float(text: str) -> Any:
+    raise _NotTaken  # YAML 1.1 reads `1e3` as a string and `1.0` as a float: libyaml decides
+
+
+_DECODE = json.JSONDecoder(parse_float=_no_float, parse_constant=_no_float).raw_decode
+
+
+def _long_keys(value: Any) -> bool:
+    if type(value) is dict:
+        return any(len(k) > _FLOW_KEY_MAX or _long_keys(v) for k, v in value.items())
+    if type(value) is list:
+        return any(_long_keys(v) for v in value)
+    return False
+
+
+def _value(text: str) -> Any:
+    """A value written on a key's or an item's line: a plain literal as YAML resolves it, or JSON."""
+    if _PLAIN_LITERAL.match(text):
+        tag = tag_of(text, PLAIN)
+        if tag == STR:
+            return text
+        if tag == INT or tag == BOOL or tag == NULL:
+            return scalar_out(tag, text)[0]
+        raise _NotTaken  # a float or timestamp: libyaml and SafeConstructor decide
+    if text[0] not in '"[{-':
+        raise _NotTaken
+    try:
+        value, end = _DECODE(text)
+    except ValueError:
+        raise _NotTaken from None
+    if end != len(text) and text[end:].strip(" "):
+        raise _NotTaken
+    if len(text) > _FLOW_KEY_MAX and _long_keys(value):
+        raise _NotTaken
+    return value
+
+
+# A line as (column of its content, whether an item's `- ` precedes it, key or None, value text or None).
+_Token = tuple[int, bool, Optional[str], Optional[str]]
+
+
+# Keys known to resolve to strings.
+_STRING_KEYS: set[str] = set()
+
+
+def _tokens(text: str) -> list[_Token]:
+    tokens: list[_Token] = []
+    append, match_line, string_keys = tokens.append, _LINE.match, _STRING_KEYS
+    for line in text.split("\n"):
+        match = match_line(line)
+        if match is None:
+            if line.strip(" "):
+                raise _NotTaken
+            continue  # a blank line
+        indent, dash, key, after_key, value = match.groups()
+        column = len(indent)
+        if dash:
+            append((column, True, None, None))
+            column += 2
+        if key is None:
+            append((column, False, None, value))
+            continue
+        if key not in string_keys:
+            if tag_of(key, PLAIN) != STR:
+                raise _NotTaken  # `on:`, `true:`, `1:` are not string keys in YAML 1.1
+            string_keys.add(key)
+        append((column, False, key, after_key))
+    return tokens
+
+
+class _Reader:
+    def __init__(self, tokens: list[_Token]) -> None:
+        self.tokens = tokens
+        self.at = 0
+
+    def mapping(self, column: int) -> dict[str, Any]:
+        result: dict[str, Any] = {}
+        tokens = self.tokens
+        while self.at < len(tokens):
+            at_column, dash, key, text = tokens[self.at]
+            if at_column != column or dash or key is None:
+                break
+            if key in result:
+                raise _NotTaken  # a duplicate key: libyaml's reading keeps one, quietly
+            self.at += 1
+            result[key] = _value(text) if text is not None else self.block(column)
+        return result
+
+    def sequence(self, column: int) -> list[Any]:
+        result: list[Any] = []
+        tokens = self.tokens
+        while self.at < len(tokens) and tokens[self.at][0] == column and tokens[self.at][1]:
+            self.at += 1
+            if self.at == len(tokens):
+                raise _NotTaken
+            at_column, dash, key, text = tokens[self.at]
+            if dash or at_column != column + 2:
+                raise _NotTaken  # `- - x`: not written by the templates
+            if key is None:
+                assert text is not None
+                self.at += 1
+                result.append(_value(text))
+            else:
+                result.append(self.mapping(column + 2))
+        return result
+
+    def block(self, parent: int) -> Any:
+        """The value of a `key:` at column parent: a mapping or sequence on the lines below it."""
+        if self.at == len(self.tokens):
+            raise _NotTaken
+        column, dash, key, _ = self.tokens[self.at]
+        if dash and column >= parent:  # a sequence may stay at its key's column
+            return self.sequence(column)
+        if key is not None and column > parent:
+            return self.mapping(column)
+        raise _NotTaken  # an empty value: null in YAML, never written by the templates
+
+
+def read(text: str) -> Optional[dict[str, Any]]:
+    """The one mapping text holds, as libyaml and SafeConstructor read it; None if it isn't only what the templates write."""
+    # The common case, all printable ASCII and no \\u escape, is told by str's own loops, before the regex.
+    if not (text.isascii() and text.replace("\n", " ").isprintable() and "\\u" not in text) and _NOT_TAKEN.search(text):
+        return None
+    try:
+        tokens = _tokens(text)
+        if not tokens or tokens[0][0] != 0:
+            return None
+        reader = _Reader(tokens)
+        result = reader.mapping(0)
+    except (_NotTaken, RecursionError):
+        return None
+    return result if reader.at == len(tokens) else None
+
+
+# How libyaml writes each key and each string (as SafeRepresenter styles it), asked once: a line, or
+# for a multi-line string a literal block's header and its lines (without their indentation).
+_KEY_FORM: dict[str, str] = {}
+_STRING_FORM: dict[str, Any] = {}
+_SIMPLE_KEY_MAX = 128  # a longer key is written `? key` by libyaml
+_STRING_MAX = 1000  # a one-line string far from the width (4096) at which libyaml folds it
+_DEPTH_MAX = 200  # columns of indentation, for the same reason
+_OTHER_BREAKS = ("\r", "\x85", "\u2028", "\u2029")
+# A literal block's header, as `- |`, `- |-` or `- |2-` in the document that asks for it. Keep
+# (`|+`) is left to libyaml: it can make libyaml end the document with `...`.
+_LITERAL_HEADER = re.compile(r"- (\|[1-9]?-?)\Z")
+
+
+def _unseen(value: Any, keys: set[str], strings: set[str]) -> None:
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                raise _NotTaken
+            if key not in _KEY_FORM:
+                keys.add(key)
+            _unseen(item, keys, strings)
+    elif kind is list:
+        for item in value:
+            _unseen(item, keys, strings)
+    elif kind is str:
+        if value not in _STRING_FORM:
+            strings.add(value)
+    elif not (kind is int or kind is bool or value is None):
+        raise _NotTaken  # a float, a date: SafeRepresenter's own rules
+
+
+# Texts libyaml surely writes plain, if they resolve to strings: printable ASCII without what its
+# emitter looks for (a leading indicator `-?:,[]{}#&*!|>'"%@` or backquote, `: `, ` #`, a trailing
+# space or colon; in a key, a `:` or a space at all).
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_/.=+$()@%~^-]*\Z")
+_PLAIN_STRING = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_/.=+$()@%~^-]|:(?=[^ ])| (?=[^ #]))*\Z")
+
+
+def _learn_plain_forms(texts: set[str], plain: re.Pattern[str], longest: int, forms: dict[str, Any]) -> None:
+    """Take out of texts those that are written as they are."""
+    for text in list(texts):
+        if len(text) <= longest and plain.match(text) and tag_of(text, PLAIN) == STR:
+            forms[text] = text
+            texts.discard(text)
+
+
+def _learn_forms(keys: set[str], strings: set[str]) -> None:
+    """Ask libyaml for the written form of each key and string, as the items of one sequence."""
+    _learn_plain_forms(keys, _PLAIN_KEY, _SIMPLE_KEY_MAX, _KEY_FORM)
+    _learn_plain_forms(strings, _PLAIN_STRING, _STRING_MAX, _STRING_FORM)
+    if not keys and not strings:
+        return
+    for key in keys:
+        if len(key) > _SIMPLE_KEY_MAX or "\n" in key or any(b in key for b in _OTHER_BREAKS):
+            raise _NotTaken
+    for text in strings:
+        if ("\n" not in text and len(text) > _STRING_MAX) or any(b in text for b in _OTHER_BREAKS):
+            raise _NotTaken
+    ordered_keys, ordered_strings = sorted(keys), sorted(strings)
+    lines = _written_items(ordered_keys, ordered_strings).split("\n")
+    if lines.pop() != "" or len(lines) < len(ordered_keys) + len(ordered_strings):
+        raise _NotTaken
+    for key, line in zip(ordered_keys, lines[: len(ordered_keys)], strict=True):
+        if not (line.startswith("- ") and line.endswith(": null")):
+            raise _NotTaken
+        _KEY_FORM[key] = line[2:-6]
+    items: list[list[str]] = []  # each string's lines: `- ` and its form, then a literal block's lines
+    for line in lines[len(ordered_keys) :]:
+        if line.startswith("- "):
+            items.append([line])
+        elif items and (not line or line.startswith("  ")):
+            items[-1].append(line)
+        else:
+            raise _NotTaken
+    if len(items) != len(ordered_strings):
+        raise _NotTaken
+    for text, (first, *block) in zip(ordered_strings, items, strict=True):
+        if "\n" not in text:
+            if block:
+                raise _NotTaken
+            _STRING_FORM[text] = first[2:]
+            continue
+        header = _LITERAL_HEADER.match(first)
+        if header is None:
+            raise _NotTaken  # not a literal block (a trailing space, a control character): libyaml writes it
+        _STRING_FORM[text] = (header.group(1), [line[2:] for line in block])
+
+
+def _written_items(keys: list[str], strings: list[str]) -> str:
+    """A document of one sequence: a `key: null` mapping for each key, then each string."""
+    from .output import _Dumper
+
+    stream = io.StringIO()
+    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    emit = dumper.emit
+
+    def scalar(text: str) -> None:
+        style, implicit = string_out(text)
+        emit(yaml.ScalarEvent(None, STR, implicit, text, style=style))
+
+    try:
+        emit(yaml.StreamStartEvent())
+        emit(yaml.DocumentStartEvent(explicit=False))
+        emit(yaml.SequenceStartEvent(None, None, True, flow_style=False))
+        for key in keys:
+            emit(yaml.MappingStartEvent(None, None, True, flow_style=False))
+            scalar(key)
+            emit(yaml.ScalarEvent(None, NULL, (True, False), "null"))
+            emit(yaml.MappingEndEvent())
+        for text in strings:
+            scalar(text)
+        emit(yaml.SequenceEndEvent())
+        emit(yaml.DocumentEndEvent(explicit=False))
+        emit(yaml.StreamEndEvent())
+    finally:
+        dumper.dispose()
+    return stream.getvalue()
+
+
+def _scalar(value: Any, start: str, pad: str, out: list[str]) -> None:
+    """The line that start begins, ended by value; a literal block's lines below it, indented under pad."""
+    kind = type(value)
+    if kind is str:
+        form = _STRING_FORM[value]
+        if type(form) is str:
+            out.append(f"{start}{form}\n")
+            return
+        header, block = form
+        out.append(f"{start}{header}\n")
+        inner = pad + "  "
+        out.extend(f"{inner}{line}\n" if line else "\n" for line in block)
+    elif kind is bool:
+        out.append(f"{start}true\n" if value else f"{start}false\n")
+    elif value is None:
+        out.append(f"{start}null\n")
+    else:
+        out.append(f"{start}{value}\n")
+
+
+def _write_mapping(mapping: dict[str, Any], pad: str, first: str, out: list[str]) -> None:
+    if len(pad) > _DEPTH_MAX:
+        raise _NotTaken
+    start = first
+    inner = pad + "  "
+    for key, value in mapping.items():
+        kind = type(value)
+        if kind is dict and value:
+            out.append(f"{start}{_KEY_FORM[key]}:\n")
+            _write_mapping(value, inner, inner, out)
+        elif kind is list and value:
+            out.append(f"{start}{_KEY_FORM[key]}:\n")
+            _write_sequence(value, pad, pad, out)  # libyaml doesn't indent a mapping's sequence
+        else:
+            if kind is dict or kind is list:
+                out.append(f"{start}{_KEY_FORM[key]}: {_flow_empty(value)}\n")
+            else:
+                _scalar(value, f"{start}{_KEY_FORM[key]}: ", pad, out)
+        start = pad
+
+
+def _write_sequence(items: list[Any], pad: str, first: str, out: list[str]) -> None:
+    if len(pad) > _DEPTH_MAX:
+        raise _NotTaken
+    start = first + "- "
+    inner = pad + "  "
+    for item in items:
+        kind = type(item)
+        if kind is dict and item:
+            _write_mapping(item, inner, start, out)
+        elif kind is list and item:
+            _write_sequence(item, inner, start, out)
+        else:
+            if kind is dict or kind is list:
+                out.append(f"{start}{_flow_empty(item)}\n")
+            else:
+                _scalar(item, start, pad, out)
+        start = pad + "- "
+
+
+def _flow_empty(value: Any) -> str:
+    return "{}" if type(value) is dict else "[]"
+
+
+def write(obj: dict[str, Any]) -> Optional[str]:
+    """`---` and obj in block YAML, as serialise writes it; None if obj holds what libyaml must write itself."""
+    keys: set[str] = set()
+    strings: set[str] = set()
+    try:
+        _unseen(obj, keys, strings)
+        if keys or strings:
+            _learn_forms(keys, strings)
+        out = ["---\n"]
+        if obj:
+            _write_mapping(obj, "", "", out)
+        else:
+            out.append("{}\n")
+    except (_NotTaken, RecursionError):
+        return None
+    return "".join(out)

@@ -1,0 +1,232 @@
+"""template_yaml reads what libyaml reads and writes what libyaml writes, or hands the text back.
+
+It exists for speed only: the output must stay byte-identical, and a text it takes must mean to it
+exactly what it means to libyaml. So every answer it gives is compared with PyYAML (libyaml-backed)
+on the templates' own output, on generated data written the way the templates write it, and on
+YAML it must refuse.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from test_output_yaml import TRICKY, reference_dump, reference_load
+
+from modelplane_render import output, template_yaml
+from modelplane_render.render import to_json
+from modelplane_render.yaml_scalars import PLAIN, STR, tag_of
+
+
+def _plain_key(key: Any) -> bool:
+    return isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.-]*", key) is not None and tag_of(key, PLAIN) == STR
+
+
+def _template_like(value: dict[str, Any], rnd: random.Random) -> str:
+    """value as a template writes it: block mappings of plain keys and block sequences, some collections and every leaf as `tojson`.
+
+    A root key that isn't plain is written as JSON (`"a b": 1`), which read hands back.
+    """
+    lines: list[str] = []
+
+    def flow(item: Any) -> bool:
+        if not isinstance(item, (dict, list)) or not item:
+            return True
+        return (isinstance(item, dict) and not all(_plain_key(k) for k in item)) or rnd.random() < 0.4
+
+    def mapping(items: dict[Any, Any], pad: str, first: str) -> None:
+        start = first
+        for key, item in items.items():
+            key_text = key if _plain_key(key) else to_json(key)
+            if flow(item):
+                lines.append(f"{start}{key_text}: {to_json(item)}")
+            elif isinstance(item, dict):
+                lines.append(f"{start}{key_text}:")
+                mapping(item, pad + "  ", pad + "  ")
+            else:
+                lines.append(f"{start}{key_text}:")
+                sequence(item, pad if rnd.random() < 0.5 else pad + "  ")
+            start = pad
+
+    def sequence(items: list[Any], pad: str) -> None:
+        for item in items:
+            if not flow(item) and isinstance(item, dict):
+                mapping(item, pad + "  ", pad + "- ")
+            else:
+                lines.append(f"{pad}- {to_json(item)}")
+
+    mapping(value, "", "")
+    return "\n" + "\n".join(lines) + "\n"
+
+
+def _taken_or_handed_back(text: str) -> Any:
+    """read's answer, which must be libyaml's; None when read hands the text back."""
+    got = template_yaml.read(text)
+    if got is not None:
+        expected = reference_load(text)
+        assert len(expected) == 1 and got == expected[0] and repr(got) == repr(expected[0]), text
+    return got
+
+
+# What tojson can write (no infinities), with what the templates never hold (floats, int keys) mixed in.
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12), st.sampled_from(TRICKY)
+)
+keys = st.one_of(st.text(max_size=8), st.sampled_from(TRICKY), st.integers())
+data = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=25)
+objects = st.dictionaries(st.one_of(st.text(max_size=8), st.sampled_from(TRICKY)), data, min_size=1, max_size=5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects, st.randoms(use_true_random=False))
+def test_what_read_takes_it_reads_as_libyaml_does(value: dict[str, Any], rnd: random.Random) -> None:
+    text = _template_like(value, rnd)
+    try:
+        reference_load(text)
+    except Exception:  # not YAML at all (a float's JSON is fine; an escaped surrogate pair is not)
+        assert template_yaml.read(text) is None
+        return
+    _taken_or_handed_back(text)
+
+
+@settings(max_examples=300, deadline=None)
+@given(objects)
+def test_what_write_writes_is_what_libyaml_writes(value: dict[str, Any]) -> None:
+    written = template_yaml.write(value)
+    if written is not None:
+        assert written == reference_dump(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True).filter(_plain_key), st.recursive(st.text() | st.integers() | st.booleans() | st.none(), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3), max_leaves=15), min_size=1, max_size=4))  # fmt: skip
+def test_plain_data_of_strings_and_ints_is_taken_and_written_exactly(value: dict[str, Any]) -> None:
+    """What the plan holds (strings, ints, bools, nulls) is template_yaml's to write, except the rare string it can't be sure of."""
+    written = template_yaml.write(value)
+    assert written is None or written == reference_dump(value)
+    text = _template_like(value, random.Random(0))
+    if "\\u" not in text:  # an escaped surrogate pair is libyaml's to read
+        assert _taken_or_handed_back(text) == value, text
+
+
+def test_every_fixture_s_objects_take_the_fast_path_and_come_out_the_same() -> None:
+    from conftest import VALID
+    from modelplane_render import plan, render
+    from modelplane_render.errors import SourceError
+    from modelplane_render.options import Options
+    from modelplane_render.pipeline import classify
+    from modelplane_render.sources import iter_documents
+    from modelplane_render.validation import judge_replica
+
+    compared = 0
+    for document in iter_documents([str(p) for p in VALID]):
+        if isinstance(document, SourceError) or classify(document)[0] != "replica":
+            continue
+        replica, errors = judge_replica(document, "default")
+        assert errors == []
+        for planned in plan.plan_replica(replica, Options(namespace="default"), document.file).objects:
+            text = render.render_object(planned)
+            obj = _taken_or_handed_back(text)
+            assert obj is not None, f"{planned.template} rendered what template_yaml does not take:\n{text}"
+            assert template_yaml.write(obj) == reference_dump(obj)
+            compared += 1
+    assert compared > 100
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 1 # a comment\n",
+        "# a comment\na: 1\n",
+        "a:\tb\n",
+        "a: b\r\nc: d\n",
+        'a: "x\x85y"\n',
+        "a: 1.5\n",
+        "a: [1.0]\n",
+        "a: [NaN]\n",
+        "on: 1\n",
+        "true: 1\n",
+        "a: 1\na: 2\n",
+        "a: &x 1\nb: *x\n",
+        "a: !!str 1\n",
+        "a:\n- - 1\n",
+        "a:\nb: 1\n",
+        "a: 2024-01-01\n",
+        'a: "\\ud83d\\ude00"\n',
+        'a: {"' + "k" * 200 + '": 1}\n',
+        "  a: 1\n",
+        "a: 1\n  b: 2\n",
+        "a:\n  b: 1\n c: 2\n",
+        "a: b: c\n",
+        "a: 'single'\n",
+        "a: plain words\n",
+        "a: {b: 1}\n",
+        "- a\n",
+        "---\na: 1\n",
+        "a: 1\n---\nb: 2\n",
+        'a: "unterminated\n',
+        "a:   \n",
+    ],
+)
+def test_read_hands_back_what_is_not_the_templates_yaml(text: str) -> None:
+    assert template_yaml.read(text) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "a: 0x1F\nb: 010\nc: yes\ne: Null\nf: 1_000\ng: -0\nh: 1e3\n",
+        "a:\n- b: 1\n  c:\n  - 2\n  d:\n    e: 3\n- [4]\n",
+        'a:\n  - 1\n  - {"b": []}\n',
+        'data: {"k": "v\\u2028w", "e": {}, "l": [], "n": null, "t": true, "s": "\\n"}\n',
+        "\n\nkind: X\n\nspec: {}\n",
+    ],
+)
+def test_read_takes_the_templates_yaml_as_libyaml_reads_it(text: str) -> None:
+    assert _taken_or_handed_back(text) is not None
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": 1.5},
+        {"a": "x" * 1001},
+        {"k" * 129: 1},
+        {"a": "kept\n\n"},
+        {"a": "trailing \nspace"},
+        {"a": "line\r\nbreak"},
+        {1: "int key"},
+        {"a": b"bytes"},
+    ],
+)
+def test_write_hands_back_what_it_can_t_be_sure_of(value: dict[Any, Any]) -> None:
+    assert template_yaml.write(value) is None
+    assert output.serialise([value]) == reference_dump(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": "two\nlines", "b": ["  leading\nspace", "x\n"], "c": {"d": [{"e": "tw\no"}]}},
+        {"yes": "no", "": "", "8000": "1", "a: b": "#c", "- x": "? y"},
+        {"a": [[1, [2, {}]], [], {"b": [{}]}]},
+        {"é": "ü\u00a0", "tab": "a\tb", "bell": "\x07"},
+    ],
+)
+def test_write_writes_strings_and_nesting_as_libyaml_does(value: dict[str, Any]) -> None:
+    assert template_yaml.write(value) == reference_dump(value)
+
+
+# Every character libyaml's emitter weighs when it chooses a style for printable ASCII.
+_INDICATORS = "ab1:#-? ,[]{}'\"%@`|>*&!/=.~^$()_\\"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.dictionaries(st.text(_INDICATORS, max_size=8), st.text(_INDICATORS, max_size=10) | st.lists(st.text(_INDICATORS, max_size=6), max_size=3), min_size=1, max_size=4))  # fmt: skip
+def test_keys_and_strings_it_writes_without_asking_libyaml_are_what_libyaml_writes(value: dict[str, Any]) -> None:
+    template_yaml._KEY_FORM.clear()  # each text is new: its form comes from the rules, not from libyaml
+    template_yaml._STRING_FORM.clear()
+    assert template_yaml.write(value) == reference_dump(value)
