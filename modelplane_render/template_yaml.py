@@ -28,8 +28,9 @@ _LINE = re.compile(r"( *)(- )?(?:([A-Za-z_][A-Za-z0-9_.-]*):(?: (.+))?|(.+))\Z")
 _PLAIN_LITERAL = re.compile(r"[A-Za-z0-9/][A-Za-z0-9._/-]*\Z")
 # What libyaml reads differently from JSON, or not at all: a character YAML does not allow raw
 # (libyaml would refuse it), a line break other than \n, a tab, a BOM; and escaped surrogates,
-# which json pairs into one character and YAML keeps as two.
-_NOT_TAKEN = re.compile("[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]")
+# which json pairs into one character and YAML keeps as two. Compiled when first needed (its
+# character class takes milliseconds): printable ASCII without `\\u` is told without it.
+_NOT_TAKEN = "[^\n\x20-\x7e\xa0-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]|\\\\u[dD][89a-fA-F]"
 # libyaml reads a flow key only within 1024 characters of where it starts.
 _FLOW_KEY_MAX = 160  # characters before JSON escapes (at most 6 each) and quotes: under 1024
 
@@ -54,25 +55,25 @@ def _long_keys(value: Any) -> bool:
 
 
 def _value(text: str) -> Any:
-    """A value written on a key's or an item's line: a plain literal as YAML resolves it, or JSON."""
+    """A value written on a key's or an item's line: JSON, or a plain literal as YAML resolves it."""
+    first = text[0]
+    if first == '"' or first == "[" or first == "{" or first == "-":
+        try:
+            value, end = _DECODE(text)
+        except ValueError:
+            raise _NotTaken from None
+        if end != len(text) and text[end:].strip(" "):
+            raise _NotTaken
+        if len(text) > _FLOW_KEY_MAX and first != '"' and _long_keys(value):
+            raise _NotTaken
+        return value
     if _PLAIN_LITERAL.match(text):
         tag = tag_of(text, PLAIN)
         if tag == STR:
             return text
         if tag == INT or tag == BOOL or tag == NULL:
             return scalar_out(tag, text)[0]
-        raise _NotTaken  # a float or timestamp: libyaml and SafeConstructor decide
-    if text[0] not in '"[{-':
-        raise _NotTaken
-    try:
-        value, end = _DECODE(text)
-    except ValueError:
-        raise _NotTaken from None
-    if end != len(text) and text[end:].strip(" "):
-        raise _NotTaken
-    if len(text) > _FLOW_KEY_MAX and _long_keys(value):
-        raise _NotTaken
-    return value
+    raise _NotTaken  # a float or timestamp, or not the templates' YAML: libyaml decides
 
 
 # A line as (column of its content, whether an item's `- ` precedes it, key or None, value text or None).
@@ -159,7 +160,7 @@ class _Reader:
 def read(text: str) -> Optional[dict[str, Any]]:
     """The one mapping text holds, as libyaml and SafeConstructor read it; None if it isn't only what the templates write."""
     # The common case, all printable ASCII and no \\u escape, is told by str's own loops, before the regex.
-    if not (text.isascii() and text.replace("\n", " ").isprintable() and "\\u" not in text) and _NOT_TAKEN.search(text):
+    if not (text.isascii() and text.replace("\n", " ").isprintable() and "\\u" not in text) and re.search(_NOT_TAKEN, text):
         return None
     try:
         tokens = _tokens(text)
@@ -292,11 +293,31 @@ def _written_items(keys: list[str], strings: list[str]) -> str:
     return stream.getvalue()
 
 
+class _Unknown(Exception):
+    """A key or string whose written form libyaml must be asked for."""
+
+
+def _key_form(key: Any) -> str:
+    if type(key) is not str:
+        raise _NotTaken
+    if len(key) <= _SIMPLE_KEY_MAX and _PLAIN_KEY.match(key) and tag_of(key, PLAIN) == STR:
+        _KEY_FORM[key] = key
+        return key
+    raise _Unknown
+
+
+def _string_form(text: str) -> Any:
+    if len(text) <= _STRING_MAX and _PLAIN_STRING.match(text) and tag_of(text, PLAIN) == STR:
+        _STRING_FORM[text] = text
+        return text
+    raise _Unknown
+
+
 def _scalar(value: Any, start: str, pad: str, out: list[str]) -> None:
     """The line that start begins, ended by value; a literal block's lines below it, indented under pad."""
     kind = type(value)
     if kind is str:
-        form = _STRING_FORM[value]
+        form = _STRING_FORM.get(value) or _string_form(value)
         if type(form) is str:
             out.append(f"{start}{form}\n")
             return
@@ -308,8 +329,10 @@ def _scalar(value: Any, start: str, pad: str, out: list[str]) -> None:
         out.append(f"{start}true\n" if value else f"{start}false\n")
     elif value is None:
         out.append(f"{start}null\n")
-    else:
+    elif kind is int:
         out.append(f"{start}{value}\n")
+    else:
+        raise _NotTaken  # a float, a date: SafeRepresenter's own rules
 
 
 def _write_mapping(mapping: dict[str, Any], pad: str, first: str, out: list[str]) -> None:
@@ -317,19 +340,30 @@ def _write_mapping(mapping: dict[str, Any], pad: str, first: str, out: list[str]
         raise _NotTaken
     start = first
     inner = pad + "  "
+    key_forms, string_forms = _KEY_FORM, _STRING_FORM
     for key, value in mapping.items():
+        key_text = key_forms.get(key) or _key_form(key)
         kind = type(value)
-        if kind is dict and value:
-            out.append(f"{start}{_KEY_FORM[key]}:\n")
-            _write_mapping(value, inner, inner, out)
-        elif kind is list and value:
-            out.append(f"{start}{_KEY_FORM[key]}:\n")
-            _write_sequence(value, pad, pad, out)  # libyaml doesn't indent a mapping's sequence
-        else:
-            if kind is dict or kind is list:
-                out.append(f"{start}{_KEY_FORM[key]}: {_flow_empty(value)}\n")
+        if kind is str:
+            form = string_forms.get(value)
+            if type(form) is str:
+                out.append(f"{start}{key_text}: {form}\n")
             else:
-                _scalar(value, f"{start}{_KEY_FORM[key]}: ", pad, out)
+                _scalar(value, f"{start}{key_text}: ", pad, out)
+        elif kind is dict:
+            if value:
+                out.append(f"{start}{key_text}:\n")
+                _write_mapping(value, inner, inner, out)
+            else:
+                out.append(f"{start}{key_text}: {{}}\n")
+        elif kind is list:
+            if value:
+                out.append(f"{start}{key_text}:\n")
+                _write_sequence(value, pad, pad, out)  # libyaml doesn't indent a mapping's sequence
+            else:
+                out.append(f"{start}{key_text}: []\n")
+        else:
+            _scalar(value, f"{start}{key_text}: ", pad, out)
         start = pad
 
 
@@ -344,31 +378,35 @@ def _write_sequence(items: list[Any], pad: str, first: str, out: list[str]) -> N
             _write_mapping(item, inner, start, out)
         elif kind is list and item:
             _write_sequence(item, inner, start, out)
+        elif kind is dict:
+            out.append(f"{start}{{}}\n")
+        elif kind is list:
+            out.append(f"{start}[]\n")
         else:
-            if kind is dict or kind is list:
-                out.append(f"{start}{_flow_empty(item)}\n")
-            else:
-                _scalar(item, start, pad, out)
+            _scalar(item, start, pad, out)
         start = pad + "- "
 
 
-def _flow_empty(value: Any) -> str:
-    return "{}" if type(value) is dict else "[]"
+def _written(obj: dict[str, Any]) -> str:
+    out = ["---\n"]
+    if obj:
+        _write_mapping(obj, "", "", out)
+    else:
+        out.append("{}\n")
+    return "".join(out)
 
 
 def write(obj: dict[str, Any]) -> Optional[str]:
     """`---` and obj in block YAML, as serialise writes it; None if obj holds what libyaml must write itself."""
-    keys: set[str] = set()
-    strings: set[str] = set()
     try:
-        _unseen(obj, keys, strings)
-        if keys or strings:
+        try:
+            return _written(obj)
+        except _Unknown:
+            # The object's new keys and strings that aren't plain: libyaml is asked for all of them at once.
+            keys: set[str] = set()
+            strings: set[str] = set()
+            _unseen(obj, keys, strings)
             _learn_forms(keys, strings)
-        out = ["---\n"]
-        if obj:
-            _write_mapping(obj, "", "", out)
-        else:
-            out.append("{}\n")
-    except (_NotTaken, RecursionError):
+            return _written(obj)
+    except (_NotTaken, _Unknown, RecursionError):
         return None
-    return "".join(out)
