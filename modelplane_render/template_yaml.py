@@ -76,85 +76,102 @@ def _value(text: str) -> Any:
     raise _NotTaken  # a float or timestamp, or not the templates' YAML: libyaml decides
 
 
-# A line as (column of its content, whether an item's `- ` precedes it, key or None, value text or None).
-_Token = tuple[int, bool, Optional[str], Optional[str]]
-
-
+# A line as (its indentation, whether it starts with an item's `- `, key or None, value text or None).
+_Line = tuple[int, bool, Optional[str], Optional[str]]
+_BLANK: _Line = (-1, False, None, None)
+# The lines the templates write as they are (a key and a literal), which repeat in every object.
+_KNOWN_LINES: dict[str, _Line] = {}
+_KNOWN_LINES_MAX = 4096
 # Keys known to resolve to strings.
 _STRING_KEYS: set[str] = set()
 
 
-def _tokens(text: str) -> list[_Token]:
-    tokens: list[_Token] = []
-    append, match_line, string_keys = tokens.append, _LINE.match, _STRING_KEYS
-    for line in text.split("\n"):
-        match = match_line(line)
-        if match is None:
-            if line.strip(" "):
-                raise _NotTaken
-            continue  # a blank line
-        indent, dash, key, after_key, value = match.groups()
-        column = len(indent)
-        if dash:
-            append((column, True, None, None))
-            column += 2
-        if key is None:
-            append((column, False, None, value))
-            continue
-        if key not in string_keys:
+# The start of a `key: value` line (indentation, `- `, the key) as its column, dash and key.
+_HEADS: dict[str, tuple[int, bool, str]] = {}
+
+
+def _line(line: str) -> _Line:
+    head, colon, value = line.partition(": ")
+    if colon and value:
+        known = _HEADS.get(head)
+        if known is not None:
+            return (*known, value)
+    match = _LINE.match(line)
+    if match is None:
+        if line.strip(" "):
+            raise _NotTaken
+        return _BLANK
+    indent, dash, key, after_key, value = match.groups()
+    if key is not None:
+        if key not in _STRING_KEYS:
             if tag_of(key, PLAIN) != STR:
                 raise _NotTaken  # `on:`, `true:`, `1:` are not string keys in YAML 1.1
-            string_keys.add(key)
-        append((column, False, key, after_key))
-    return tokens
+            _STRING_KEYS.add(key)
+        value = after_key
+    parsed = (len(indent), dash is not None, key, value)
+    if key is not None and value is not None and len(_HEADS) < _KNOWN_LINES_MAX:
+        _HEADS[line[: len(line) - len(value) - 2]] = parsed[:3]
+    if (value is None or value[0] not in '"[{-') and len(_KNOWN_LINES) < _KNOWN_LINES_MAX:
+        _KNOWN_LINES[line] = parsed
+    return parsed
 
 
-class _Reader:
-    def __init__(self, tokens: list[_Token]) -> None:
-        self.tokens = tokens
-        self.at = 0
-
-    def mapping(self, column: int) -> dict[str, Any]:
-        result: dict[str, Any] = {}
-        tokens = self.tokens
-        while self.at < len(tokens):
-            at_column, dash, key, text = tokens[self.at]
-            if at_column != column or dash or key is None:
-                break
-            if key in result:
-                raise _NotTaken  # a duplicate key: libyaml's reading keeps one, quietly
-            self.at += 1
-            result[key] = _value(text) if text is not None else self.block(column)
-        return result
-
-    def sequence(self, column: int) -> list[Any]:
-        result: list[Any] = []
-        tokens = self.tokens
-        while self.at < len(tokens) and tokens[self.at][0] == column and tokens[self.at][1]:
-            self.at += 1
-            if self.at == len(tokens):
-                raise _NotTaken
-            at_column, dash, key, text = tokens[self.at]
-            if dash or at_column != column + 2:
-                raise _NotTaken  # `- - x`: not written by the templates
-            if key is None:
-                assert text is not None
-                self.at += 1
-                result.append(_value(text))
+def _read(text: str) -> dict[str, Any]:
+    """The block structure, line by line, with a stack of the open collections."""
+    root: dict[str, Any] = {}
+    stack: list[tuple[int, Any, bool]] = [(0, root, False)]  # per open collection: its column, itself, whether a sequence
+    pending: Optional[tuple[dict[str, Any], str, int]] = None  # a `key:` whose value is on the lines below, and its column
+    known, line_of, value_of = _KNOWN_LINES.get, _line, _value
+    lines = 0
+    for line in text.split("\n"):
+        column, dash, key, value = known(line) or line_of(line)
+        if column < 0:
+            continue  # a blank line
+        lines += 1
+        if pending is not None:
+            owner, owner_key, owner_column = pending
+            pending = None
+            child: Any
+            if dash and column >= owner_column:  # a mapping's sequence may stay at its key's column
+                child = owner[owner_key] = []
+            elif not dash and key is not None and column > owner_column:
+                child = owner[owner_key] = {}
             else:
-                result.append(self.mapping(column + 2))
-        return result
-
-    def block(self, parent: int) -> Any:
-        """The value of a `key:` at column parent: a mapping or sequence on the lines below it."""
-        if self.at == len(self.tokens):
-            raise _NotTaken
-        column, dash, key, _ = self.tokens[self.at]
-        if dash and column >= parent:  # a sequence may stay at its key's column
-            return self.sequence(column)
-        if key is not None and column > parent:
-            return self.mapping(column)
-        raise _NotTaken  # an empty value: null in YAML, never written by the templates
+                raise _NotTaken  # an empty value (null in YAML), or an indentation the templates never write
+            stack.append((column, child, dash))
+        else:
+            while stack[-1][0] > column:
+                stack.pop()
+            top_column, _, is_sequence = stack[-1]
+            if not dash and is_sequence and top_column == column:
+                stack.pop()  # a key after a mapping's sequence at the key's column ends the sequence
+                top_column, _, is_sequence = stack[-1]
+            if top_column != column or is_sequence != dash:
+                raise _NotTaken
+        container = stack[-1][1]
+        if dash:
+            if key is None:
+                if value is None:
+                    raise _NotTaken
+                container.append(value_of(value))
+                continue
+            item: dict[str, Any] = {}
+            container.append(item)
+            column += 2
+            stack.append((column, item, False))
+            container = item
+        elif key is None:
+            raise _NotTaken  # a value alone on a line of a mapping
+        if key in container:
+            raise _NotTaken  # a duplicate key: libyaml's reading keeps one, quietly
+        if value is None:
+            container[key] = None  # its place in the order; the value follows
+            pending = (container, key, column)
+        else:
+            container[key] = value_of(value)
+    if pending is not None or not lines:
+        raise _NotTaken
+    return root
 
 
 def read(text: str) -> Optional[dict[str, Any]]:
@@ -163,14 +180,9 @@ def read(text: str) -> Optional[dict[str, Any]]:
     if not (text.isascii() and text.replace("\n", " ").isprintable() and "\\u" not in text) and re.search(_NOT_TAKEN, text):
         return None
     try:
-        tokens = _tokens(text)
-        if not tokens or tokens[0][0] != 0:
-            return None
-        reader = _Reader(tokens)
-        result = reader.mapping(0)
+        return _read(text)
     except (_NotTaken, RecursionError):
         return None
-    return result if reader.at == len(tokens) else None
 
 
 # How libyaml writes each key and each string (as SafeRepresenter styles it), asked once: a line, or
@@ -205,11 +217,12 @@ def _unseen(value: Any, keys: set[str], strings: set[str]) -> None:
         raise _NotTaken  # a float, a date: SafeRepresenter's own rules
 
 
-# Texts libyaml surely writes plain, if they resolve to strings: printable ASCII without what its
-# emitter looks for (a leading indicator `-?:,[]{}#&*!|>'"%@` or backquote, `: `, ` #`, a trailing
-# space or colon; in a key, a `:` or a space at all).
-_PLAIN_KEY = re.compile(r"[A-Za-z0-9_/][A-Za-z0-9_/.=+$()@%~^-]*\Z")
-_PLAIN_STRING = re.compile(r"[A-Za-z0-9_/](?:[A-Za-z0-9_/.=+$()@%~^-]|:(?=[^ ])| (?=[^ #]))*\Z")
+# Texts libyaml surely writes plain, if they resolve to strings: printable ASCII, not starting with
+# an indicator its emitter looks for (`#,[]{}&*!|>'"%@` or a backquote; `-`, `?` or `:` before a
+# space; `---`, `...`), without `: `, ` #`, a trailing space or colon; in a key (a simple key,
+# where the flow rules apply) also without `,?[]{}` or `:` at all.
+_PLAIN_STRING = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_/$().+;<=\\^~]|-(?=[^ ]))(?:[!-9;-~]|:(?=[^ ])| (?=[^ #]))*\Z")
+_PLAIN_KEY = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_/$().+;<=\\^~]|-(?=[^ ]))(?:[!-+\--9;->@-Z\\^-z|~]| (?=[^ #]))*\Z")
 
 
 def _learn_plain_forms(texts: set[str], plain: re.Pattern[str], longest: int, forms: dict[str, Any]) -> None:

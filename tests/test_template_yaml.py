@@ -165,6 +165,12 @@ def test_every_fixture_s_objects_take_the_fast_path_and_come_out_the_same() -> N
         "a: plain words\n",
         "a: {b: 1}\n",
         "- a\n",
+        "a: 1\nstray\n",
+        'a:\n  b: 1\n  "c"\n',
+        "a:\n- 1\nb\n",
+        "a:\n  - 1\n - 2\n",
+        "a:\n  b:\n  - 1\n    c: 2\n",
+        "\n\n",
         "---\na: 1\n",
         "a: 1\n---\nb: 2\n",
         'a: "unterminated\n',
@@ -213,6 +219,7 @@ def test_write_hands_back_what_it_can_t_be_sure_of(value: dict[Any, Any]) -> Non
         {"a": "two\nlines", "b": ["  leading\nspace", "x\n"], "c": {"d": [{"e": "tw\no"}]}},
         {"yes": "no", "": "", "8000": "1", "a: b": "#c", "- x": "? y"},
         {"a": [[1, [2, {}]], [], {"b": [{}]}]},
+        {"---x": "...y", "-c": "--a=b", "$(X)": "a:b", "k": "a #b", "a,b": "x,y", "-": "- a", "q": '{"j": [1]}'},
         {"é": "ü\u00a0", "tab": "a\tb", "bell": "\x07"},
     ],
 )
@@ -221,7 +228,7 @@ def test_write_writes_strings_and_nesting_as_libyaml_does(value: dict[str, Any])
 
 
 # Every character libyaml's emitter weighs when it chooses a style for printable ASCII.
-_INDICATORS = "ab1:#-? ,[]{}'\"%@`|>*&!/=.~^$()_\\"
+_INDICATORS = "ab1:#-? ,[]{}'\"%@`|>*&!/=.~^$()_;<+\\"
 
 
 @settings(max_examples=500, deadline=None)
@@ -230,3 +237,27 @@ def test_keys_and_strings_it_writes_without_asking_libyaml_are_what_libyaml_writ
     template_yaml._KEY_FORM.clear()  # each text is new: its form comes from the rules, not from libyaml
     template_yaml._STRING_FORM.clear()
     assert template_yaml.write(value) == reference_dump(value)
+
+
+_LINE_PARTS = st.tuples(
+    st.integers(0, 6),  # indentation
+    st.booleans(),  # `- `
+    st.none() | st.sampled_from(["a", "b", "on", "c.d", "1"]),  # key
+    st.none() | st.sampled_from(["1", "x", '"s"', '[1, {"k": []}]', "{}", "-2", "null", "0x1F", "1.5", "~", "a: b", "# c", "|"]),
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_LINE_PARTS, min_size=1, max_size=8))
+def test_any_arrangement_of_lines_is_read_as_libyaml_reads_it_or_handed_back(parts: list[tuple[int, bool, Any, Any]]) -> None:
+    """Indentation, items and keys in every arrangement, valid YAML or not: read never disagrees with libyaml."""
+    lines = []
+    for indent, dash, key, value in parts:
+        body = f"{key}:" + (f" {value}" if value is not None else "") if key is not None else (value or "")
+        lines.append(" " * indent + ("- " if dash else "") + body)
+    text = "\n".join(lines) + "\n"
+    got = template_yaml.read(text)
+    if got is None:
+        return
+    expected = reference_load(text)  # raises if libyaml refuses what read took
+    assert len(expected) == 1 and repr(got) == repr(expected[0]), text
