@@ -219,6 +219,38 @@ def _scan(text: str, budget: _Budget) -> None:
         return
 
 
+# What lets a few characters make many nodes or deep nesting, beyond what _may_pass_a_limit
+# counts: anchors and aliases (an alias repeats what it names), complex keys, line breaks other
+# than \n (which the line count would miss), and tabs (`-\t-\t-` nests as `- - -` does).
+_MULTIPLIERS = ("&", "*", "?", "\t", "\r", "\x85", "\u2028", "\u2029")
+_PREFIX_MAX = 64
+_FLOW_OPENS_MAX = 30
+assert _PREFIX_MAX + 2 + _FLOW_OPENS_MAX < MAX_DEPTH
+# A line whose indentation and `- ` items reach _PREFIX_MAX columns.
+_DEEP_LINE = re.compile(f"^[ -]{{{_PREFIX_MAX}}}", re.MULTILINE)
+
+
+def _may_pass_a_limit(text: str, budget: _Budget) -> bool:
+    """Whether the scan must count text's events; False when no limit can be reached.
+
+    Without the characters above, a block node nests only by indentation or a `- ` on its
+    line: when no line starts with _PREFIX_MAX spaces and dashes, block nesting is at most
+    _PREFIX_MAX + 2 deep and a line holds at most _PREFIX_MAX + 2 block nodes. Each flow
+    collection needs a `[` or `{` (one level each), and each of its entries a `,` or its
+    opening, for at most 3 nodes (`k: v` in a list is a mapping, a key and a value). Each
+    document needs a line. Most files are far inside these bounds: the scan then costs a
+    parse for nothing.
+    """
+    if any(c in text for c in _MULTIPLIERS) or _DEEP_LINE.search(text):
+        return True
+    opens = text.count("[") + text.count("{")
+    if opens > _FLOW_OPENS_MAX:
+        return True
+    lines = text.count("\n") + 1
+    nodes = lines * (_PREFIX_MAX + 2) + 3 * (opens + text.count(","))
+    return lines >= MAX_DOCUMENTS_PER_FILE or not budget.allows(nodes)
+
+
 def load_documents(shown: str, text: str) -> list[Document]:
     """Every non-empty document of a file; a syntax error anywhere makes the whole file invalid."""
     return _load(shown, text, _Budget())
@@ -232,7 +264,8 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     documents: list[Document] = []
     try:
         budget.new_file()
-        _scan(text, budget)
+        if _may_pass_a_limit(text, budget):
+            _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
             if node.tag == _T + "null" and isinstance(node, yaml.ScalarNode):
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it

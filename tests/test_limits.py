@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import ROOT, VALID, Result
 from hostile import check_outcome, run_source
@@ -286,3 +288,77 @@ def test_limits_are_what_the_readme_says():  # type: ignore[no-untyped-def]
     }
     for text in stated:
         assert text in readme, f"README does not state the limit {text}"
+
+
+# ---------------------------------------------------------------------------------------------
+# The scan is skipped only where no limit can be reached
+
+
+def _measured(text: str) -> tuple[int, int, int]:
+    """(nodes, deepest nesting, documents) of text, as the scan counts them."""
+    nodes = depth = deepest = documents = 0
+    for event in yaml.parse(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        kind = type(event)
+        if kind in (yaml.ScalarEvent, yaml.AliasEvent, yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            nodes += 1
+        if kind in (yaml.SequenceStartEvent, yaml.MappingStartEvent):
+            depth += 1
+            deepest = max(deepest, depth)
+        elif kind in (yaml.SequenceEndEvent, yaml.MappingEndEvent):
+            depth -= 1
+        elif kind is yaml.DocumentStartEvent:
+            documents += 1
+    return nodes, deepest, documents
+
+
+block_data = st.recursive(
+    st.none() | st.integers() | st.text(max_size=5),
+    lambda inner: st.lists(inner, min_size=1, max_size=3) | st.dictionaries(st.text(max_size=3), inner, min_size=1, max_size=3),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(block_data, min_size=1, max_size=3), st.sampled_from([2, 4]), st.sampled_from([False, None, True]))
+def test_a_file_the_scan_skips_cannot_reach_a_limit(documents: list[Any], indent: int, flow: Any) -> None:
+    """Block, flow and mixed YAML: where the scan is skipped, the bounds it relies on hold."""
+    text = yaml.safe_dump_all(documents, default_flow_style=flow, indent=indent, explicit_start=True, width=40)
+    if sources._may_pass_a_limit(text, sources._Budget()):
+        return
+    lines = text.count("\n") + 1
+    opens = text.count("[") + text.count("{")
+    nodes, deepest, count = _measured(text)
+    assert deepest <= sources._PREFIX_MAX + 2 + opens < MAX_DEPTH
+    assert nodes <= lines * (sources._PREFIX_MAX + 2) + 3 * (opens + text.count(","))
+    assert count <= lines
+
+
+@pytest.mark.parametrize(
+    ("text", "skipped"),
+    [
+        ("- " * 31 + "x\n", True),  # 31 levels: nothing to count
+        ("- " * 32 + "x\n", False),  # a line starting with 64 columns of `- `: counted
+        ("".join(" " * i + "k:\n" for i in range(64)) + " " * 64 + "x\n", False),
+        ("-\t" * 200 + "x\n", False),  # tabs separate items as spaces do
+        ("a: &x 1\nb: *x\n", False),
+        ("a: " + "[" * 30 + "]" * 30 + "\n", True),  # 30 flow levels: at most 31 deep
+        ("a: " + "[" * 31 + "]" * 31 + "\n", False),
+        ("- " * 31 + "[" * 30 + "]" * 30 + "\n", True),  # both at once: still under the limit
+        ("a: [b: c, d: e, f]\n", True),
+        ("? a\n: b\n", False),
+        ("a: 1\r\nb: 2\r\n", False),
+        ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: x\ndata:\n  k: v\n", True),
+    ],
+)
+def test_the_scan_runs_where_a_file_could_reach_a_limit(text: str, skipped: bool) -> None:
+    assert sources._may_pass_a_limit(text, sources._Budget()) is not skipped
+    if skipped:
+        assert _measured(text)[1] < MAX_DEPTH
+
+
+def test_the_scan_runs_when_the_run_s_budget_is_nearly_spent() -> None:
+    budget = sources._Budget()
+    text = "a: 1\n"
+    assert not sources._may_pass_a_limit(text, budget)
+    budget.run_left = 10
+    assert sources._may_pass_a_limit(text, budget)
