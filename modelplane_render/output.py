@@ -190,7 +190,8 @@ def _check_plan(planned: PlannedObject, obj: dict[str, Any]) -> None:
 def parse_checked_and_serialised(planned: PlannedObject, text: str) -> tuple[dict[str, Any], str]:
     """parse_checked(planned, text), and the object's part of the output (serialise([object])), from one parse.
 
-    The rendered text is parsed into events once: they build the object and, restyled as
+    The templates' own YAML is read and written by template_yaml, as libyaml would. Else the
+    rendered text is parsed into events once: they build the object and, restyled as
     SafeRepresenter would style its values (block collections, canonical scalars, literal blocks
     for multi-line strings), go straight back to libyaml's emitter. Whatever that path does not
     take (anchors, explicit tags, duplicate keys, floats, timestamps, more or less than one
