@@ -189,6 +189,7 @@ def test_read_hands_back_what_is_not_the_templates_yaml(text: str) -> None:
         'a:\n  - 1\n  - {"b": []}\n',
         'data: {"k": "v\\u2028w", "e": {}, "l": [], "n": null, "t": true, "s": "\\n"}\n',
         "\n\nkind: X\n\nspec: {}\n",
+        'a: {"k":1}\nb: [1,2]\nc: {"k" : 1}\nd: {"a": 1, "a": 2}\n',  # JSON's spacing and repeats, as libyaml reads them
     ],
 )
 def test_read_takes_the_templates_yaml_as_libyaml_reads_it(text: str) -> None:
