@@ -14,6 +14,10 @@ import pytest
 
 from snapshot_yaml import YamlSnapshotExtension
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from modelplane_render.plan import PlannedObject
+
 sys.path.insert(0, str(Path(__file__).resolve().parent / "peers"))
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,6 +25,27 @@ FIXTURES = ROOT / "fixtures"
 VALID = sorted(p for p in (FIXTURES / "valid").iterdir() if p.is_dir())
 INVALID = sorted(p for p in (FIXTURES / "invalid").iterdir() if p.is_dir()) if (FIXTURES / "invalid").is_dir() else []
 SHARED = ROOT.parent / "shared"
+
+
+def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
+    """(planned object, the text its template renders) for every replica of the valid fixtures."""
+    from modelplane_render import plan, render
+    from modelplane_render.errors import SourceError
+    from modelplane_render.options import Options
+    from modelplane_render.pipeline import classify
+    from modelplane_render.sources import iter_documents
+    from modelplane_render.validation import judge_replica
+
+    rendered = []
+    for document in iter_documents([str(p) for p in VALID]):
+        if isinstance(document, SourceError) or classify(document)[0] != "replica":
+            continue
+        replica, errors = judge_replica(document, "default")
+        assert errors == []
+        for planned in plan.plan_replica(replica, Options(namespace="default"), document.file).objects:
+            rendered.append((planned, render.render_object(planned)))
+    assert len(rendered) > 100
+    return rendered
 
 
 @dataclass

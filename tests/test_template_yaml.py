@@ -113,27 +113,12 @@ def test_plain_data_of_strings_and_ints_is_taken_and_written_exactly(value: dict
 
 
 def test_every_fixture_s_objects_take_the_fast_path_and_come_out_the_same() -> None:
-    from conftest import VALID
-    from modelplane_render import plan, render
-    from modelplane_render.errors import SourceError
-    from modelplane_render.options import Options
-    from modelplane_render.pipeline import classify
-    from modelplane_render.sources import iter_documents
-    from modelplane_render.validation import judge_replica
+    from conftest import rendered_fixture_objects
 
-    compared = 0
-    for document in iter_documents([str(p) for p in VALID]):
-        if isinstance(document, SourceError) or classify(document)[0] != "replica":
-            continue
-        replica, errors = judge_replica(document, "default")
-        assert errors == []
-        for planned in plan.plan_replica(replica, Options(namespace="default"), document.file).objects:
-            text = render.render_object(planned)
-            obj = _taken_or_handed_back(text)
-            assert obj is not None, f"{planned.template} rendered what template_yaml does not take:\n{text}"
-            assert template_yaml.write(obj) == reference_dump(obj)
-            compared += 1
-    assert compared > 100
+    for planned, text in rendered_fixture_objects():
+        obj = _taken_or_handed_back(text)
+        assert obj is not None, f"{planned.template} rendered what template_yaml does not take:\n{text}"
+        assert template_yaml.write(obj) == reference_dump(obj)
 
 
 @pytest.mark.parametrize(
