@@ -15,6 +15,7 @@ BUILD_HINT = {
     "kustomize": "bash tests/peers/build-kustomize.sh",
     "argocd-cmp-server": "bash tests/peers/build-argocd.sh",
     "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
+    "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
 }
 
 
