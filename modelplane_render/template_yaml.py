@@ -5,10 +5,11 @@ The templates write block mappings and sequences of plain keys, whose values are
 template or `tojson` (one line of JSON, which is YAML flow syntax). `read` takes exactly that and
 returns None for anything else (a comment, a tab, a float, a literal block, a key that resolves to
 a bool...), which then goes through libyaml: so what `read` returns is what libyaml would read.
-`write` prints plain data as libyaml's emitter does, each key and string in the form libyaml itself
-gave it (asked once per distinct text, all of an object's new ones in one document); it returns
-None for what it can't be sure of (a multi-line or very long string, a float), which goes through
-libyaml too. tests/test_template_yaml.py holds both to libyaml, byte for byte.
+`write` prints plain data as libyaml's emitter does, each key and string in the form libyaml gives
+it: as it is where the emitter's rules surely write it plain, else asked of libyaml once per
+distinct text (all of an object's new ones in one document). It returns None for what it can't be
+sure of (a very long string, a `|+` block, a float), which goes through libyaml too.
+tests/test_template_yaml.py holds both to libyaml, byte for byte.
 """
 
 from __future__ import annotations
@@ -225,18 +226,20 @@ _PLAIN_STRING = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_/$().+;<=\\^~]|-(?=[^ ]
 _PLAIN_KEY = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_/$().+;<=\\^~]|-(?=[^ ]))(?:[!-+\--9;->@-Z\\^-z|~]| (?=[^ #]))*\Z")
 
 
-def _learn_plain_forms(texts: set[str], plain: re.Pattern[str], longest: int, forms: dict[str, Any]) -> None:
-    """Take out of texts those that are written as they are."""
-    for text in list(texts):
-        if len(text) <= longest and plain.match(text) and tag_of(text, PLAIN) == STR:
-            forms[text] = text
-            texts.discard(text)
+def _is_plain_key(key: str) -> bool:
+    return len(key) <= _SIMPLE_KEY_MAX and _PLAIN_KEY.match(key) is not None and tag_of(key, PLAIN) == STR
+
+
+def _is_plain_string(text: str) -> bool:
+    return len(text) <= _STRING_MAX and _PLAIN_STRING.match(text) is not None and tag_of(text, PLAIN) == STR
 
 
 def _learn_forms(keys: set[str], strings: set[str]) -> None:
-    """Ask libyaml for the written form of each key and string, as the items of one sequence."""
-    _learn_plain_forms(keys, _PLAIN_KEY, _SIMPLE_KEY_MAX, _KEY_FORM)
-    _learn_plain_forms(strings, _PLAIN_STRING, _STRING_MAX, _STRING_FORM)
+    """The written form of each key and string: as it is where plainly written, else libyaml's, all asked at once."""
+    for texts, is_plain, forms in ((keys, _is_plain_key, _KEY_FORM), (strings, _is_plain_string, _STRING_FORM)):
+        for text in [t for t in texts if is_plain(t)]:
+            forms[text] = text
+            texts.discard(text)
     if not keys and not strings:
         return
     for key in keys:
@@ -313,14 +316,14 @@ class _Unknown(Exception):
 def _key_form(key: Any) -> str:
     if type(key) is not str:
         raise _NotTaken
-    if len(key) <= _SIMPLE_KEY_MAX and _PLAIN_KEY.match(key) and tag_of(key, PLAIN) == STR:
+    if _is_plain_key(key):
         _KEY_FORM[key] = key
         return key
     raise _Unknown
 
 
 def _string_form(text: str) -> Any:
-    if len(text) <= _STRING_MAX and _PLAIN_STRING.match(text) and tag_of(text, PLAIN) == STR:
+    if _is_plain_string(text):
         _STRING_FORM[text] = text
         return text
     raise _Unknown
