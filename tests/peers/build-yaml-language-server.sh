@@ -27,6 +27,7 @@ fi
 command -v npm >/dev/null 2>&1 || { echo "build-yaml-language-server.sh: npm is not on PATH" >&2; exit 1; }
 
 tmp="$(mktemp -d "$PEERS/.yaml-language-server-install.XXXXXX")"
+chmod 755 "$tmp"  # mktemp makes it private; it becomes the install directory
 trap 'rm -rf "$tmp"' EXIT
 
 echo "installing yaml-language-server $YLS_VERSION from npm..." >&2
