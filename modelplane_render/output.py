@@ -15,14 +15,25 @@ import yaml
 from . import template_yaml
 from .errors import RenderFailure
 from .plan import PlannedObject
-from .yaml_scalars import BOOL as _BOOL
-from .yaml_scalars import INT as _INT
-from .yaml_scalars import MAP as _MAP
-from .yaml_scalars import MERGE, SCALAR_OUT, SCALARS, STRING_OUT, VALUE, resolve, scalar_out, string_out, string_style, tag_of
-from .yaml_scalars import NULL as _NULL
-from .yaml_scalars import RESOLVED as _RESOLVED
-from .yaml_scalars import SEQ as _SEQ
-from .yaml_scalars import STR as _STR
+from .yaml_scalars import (
+    BOOL,
+    INT,
+    MAP,
+    MERGE,
+    NULL,
+    RESOLVED,
+    SCALAR_OUT,
+    SCALARS,
+    SEQ,
+    STR,
+    STRING_OUT,
+    VALUE,
+    resolve,
+    scalar_out,
+    string_out,
+    string_style,
+    tag_of,
+)
 
 
 class _Slow(Exception):
@@ -61,7 +72,7 @@ class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[mi
 
 
 def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    return dumper.represent_scalar(_STR, value, style=string_style(value, True))
+    return dumper.represent_scalar(STR, value, style=string_style(value, True))
 
 
 _Dumper.add_representer(str, _represent_str)
@@ -82,20 +93,20 @@ def _node(value: Any, seen: set[int], literal: bool) -> Any:
     """The node SafeRepresenter (block style, keys unsorted; with _represent_str when literal) makes of value."""
     kind = type(value)
     if kind is str:
-        return yaml.ScalarNode(_STR, value, style=string_style(value, literal))
+        return yaml.ScalarNode(STR, value, style=string_style(value, literal))
     if kind is dict or kind is list:
         if id(value) in seen:
             raise _Slow  # the same object twice: SafeRepresenter writes an anchor and an alias
         seen.add(id(value))
         if kind is dict:
-            return yaml.MappingNode(_MAP, [(_node(k, seen, literal), _node(v, seen, literal)) for k, v in value.items()], flow_style=False)
-        return yaml.SequenceNode(_SEQ, [_node(v, seen, literal) for v in value], flow_style=False)
+            return yaml.MappingNode(MAP, [(_node(k, seen, literal), _node(v, seen, literal)) for k, v in value.items()], flow_style=False)
+        return yaml.SequenceNode(SEQ, [_node(v, seen, literal) for v in value], flow_style=False)
     if kind is int:
-        return yaml.ScalarNode(_INT, str(value), style=None)
+        return yaml.ScalarNode(INT, str(value), style=None)
     if kind is bool:
-        return yaml.ScalarNode(_BOOL, "true" if value else "false", style=None)
+        return yaml.ScalarNode(BOOL, "true" if value else "false", style=None)
     if value is None:
-        return yaml.ScalarNode(_NULL, "null", style=None)
+        return yaml.ScalarNode(NULL, "null", style=None)
     raise _Slow
 
 
@@ -103,7 +114,7 @@ def _data(loader: Any, node: Any, seen: set[int]) -> Any:
     """What SafeConstructor makes of a document of plain data (maps, sequences, str, int, float, bool, null)."""
     tag, kind = node.tag, type(node)
     if kind is yaml.ScalarNode:
-        if tag == _STR:
+        if tag == STR:
             return node.value
         constructor = SCALARS.get(tag)
         if constructor is None:
@@ -112,14 +123,14 @@ def _data(loader: Any, node: Any, seen: set[int]) -> Any:
     if id(node) in seen:
         raise _Slow  # an alias: SafeConstructor shares the object
     seen.add(id(node))
-    if tag == _MAP and kind is yaml.MappingNode:
+    if tag == MAP and kind is yaml.MappingNode:
         result: dict[Any, Any] = {}
         for key_node, value_node in node.value:
             if type(key_node) is not yaml.ScalarNode or key_node.tag in (MERGE, VALUE):
                 raise _Slow
             result[_data(loader, key_node, seen)] = _data(loader, value_node, seen)
         return result
-    if tag == _SEQ and kind is yaml.SequenceNode:
+    if tag == SEQ and kind is yaml.SequenceNode:
         return [_data(loader, item, seen) for item in node.value]
     raise _Slow
 
@@ -250,7 +261,7 @@ def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
     # Locals: this loop runs for every node of every object.
     scalar_event, mapping_start, sequence_start = yaml.ScalarEvent, yaml.MappingStartEvent, yaml.SequenceStartEvent
     collection_end = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
-    memo, str_tag, no_key = _RESOLVED.get, _STR, _NO_KEY
+    memo, str_tag, no_key = RESOLVED.get, STR, _NO_KEY
     string_memo, scalar_memo = STRING_OUT.get, SCALAR_OUT.get
     stack: list[list[Any]] = []  # per open collection: [the collection, the key waiting for its value]
     root: Any = None
@@ -267,7 +278,7 @@ def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
             if tag == str_tag:
                 data: Any = value
                 event.style, event.implicit = string_memo(value) or string_out(value)
-            elif tag == _INT or tag == _BOOL or tag == _NULL:
+            elif tag == INT or tag == BOOL or tag == NULL:
                 data, event.value, event.implicit = scalar_memo(value) or scalar_out(tag, value)
                 event.style = None
             else:
@@ -289,7 +300,7 @@ def _plain_document(loader: Any, emit: Callable[[Any], None]) -> dict[str, Any]:
             if event.anchor is not None or event.tag is not None:
                 raise _Slow
             new: Any = {} if kind is mapping_start else []
-            event.tag = _MAP if kind is mapping_start else _SEQ
+            event.tag = MAP if kind is mapping_start else SEQ
             event.flow_style = False
             emit(event)
             if stack:
