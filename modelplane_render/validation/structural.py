@@ -10,7 +10,6 @@ message about a rule never hides the simpler fault beneath it.
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Callable
@@ -235,6 +234,8 @@ def path_noun(path: FieldPath) -> str:
 
 
 def unknown_field(key: str, known: Any) -> str:
+    import difflib  # only for an error: a valid run doesn't pay for its import
+
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
     return f'unknown field "{key}"{hint}'
