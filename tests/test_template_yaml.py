@@ -72,17 +72,21 @@ def _taken_or_handed_back(text: str) -> Any:
     return got
 
 
-# What tojson can write (no infinities), with what the templates never hold (floats, int keys) mixed in.
-scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False, allow_infinity=False), st.text(max_size=12), st.sampled_from(TRICKY)
-)
+# What tojson can write: hostile strings, big ints, int keys (JSON makes them strings). Floats, which
+# the templates never hold and read hands back, are the unit tests' (below); here they would leave
+# almost no example taken.
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12), st.sampled_from(TRICKY))
 keys = st.one_of(st.text(max_size=8), st.sampled_from(TRICKY), st.integers())
 data = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=25)
-objects = st.dictionaries(st.one_of(st.text(max_size=8), st.sampled_from(TRICKY)), data, min_size=1, max_size=5)
+plain_keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,8}", fullmatch=True)
+# Mostly keys a template could write plainly; now and then one only JSON can (read hands those back).
+objects = st.dictionaries(
+    st.one_of(plain_keys, plain_keys, plain_keys, st.text(max_size=8), st.sampled_from(TRICKY)), data, min_size=1, max_size=5
+)
 
 
 @settings(max_examples=300, deadline=None)
-@given(objects, st.randoms(use_true_random=False))
+@given(st.dictionaries(plain_keys.filter(_plain_key), data, min_size=1, max_size=5), st.randoms(use_true_random=False))
 def test_what_read_takes_it_reads_as_libyaml_does(value: dict[str, Any], rnd: random.Random) -> None:
     text = _template_like(value, rnd)
     try:
