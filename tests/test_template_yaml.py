@@ -331,3 +331,15 @@ def test_a_render_of_mutated_replicas_is_the_same_bytes_as_through_libyaml(data:
     finally:
         template_yaml.read = real_read
     assert fast == through_libyaml
+
+
+_EDGES = ["...k", "---k", "..", "--", "- k", "-k", ":k", "?k", "k:", "k: v", "k ", " k", "k  v", "k #c", "k#c", "@k", "`k", "%k", "!k"]
+_EDGES += ["&k", "*k", "|k", ">k", "'k", '"k', "k,l", "[k", "{k", "k]", "$(K)", "~", "~k", ".k", "+1", "0x1F", "1_0", "y", "on"]
+
+
+@pytest.mark.parametrize("text", _EDGES)
+def test_a_text_at_the_edge_of_plain_is_written_as_libyaml_writes_it(text: str) -> None:
+    template_yaml._KEY_FORM.clear()  # the rules decide, not a form libyaml gave earlier
+    template_yaml._STRING_FORM.clear()
+    value = {text: text, "list": [text]}
+    assert template_yaml.write(value) == reference_dump(value)
