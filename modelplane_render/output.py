@@ -78,6 +78,16 @@ def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
+# How the output is written: block style, keys in the templates' order, UTF-8 as it is, no folding.
+# Every writer of output text (serialise, the one-parse path, template_yaml's forms) uses these.
+_OUTPUT_STYLE: dict[str, Any] = {"default_flow_style": False, "sort_keys": False, "allow_unicode": True, "width": 4096}
+
+
+def output_dumper(stream: Any) -> Any:
+    """A _Dumper writing to stream in the output's style."""
+    return _Dumper(stream, **_OUTPUT_STYLE)
+
+
 class PlainDumper(_Dumper):
     """PyYAML's own safe dumper, strings and all, with _Dumper's faster way to it (for text the plan embeds)."""
 
@@ -237,7 +247,7 @@ def _parse_and_emit(text: str) -> Optional[tuple[dict[str, Any], str]]:
     """
     loader = _Loader(text)
     stream = io.StringIO()
-    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    dumper = output_dumper(stream)
     emit = dumper.emit
     try:
         emit(yaml.StreamStartEvent())
@@ -338,5 +348,5 @@ def serialise(objects: Iterable[dict[str, Any]]) -> str:
     """One YAML stream, `---` before every object, keys in the order the templates give them."""
     parts = []
     for obj in objects:
-        parts.append("---\n" + yaml.dump(obj, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096))
+        parts.append("---\n" + yaml.dump(obj, Dumper=_Dumper, **_OUTPUT_STYLE))
     return "".join(parts)

@@ -83,8 +83,6 @@ _BLANK: _Line = (-1, False, None, None)
 # The lines the templates write as they are (a key and a literal), which repeat in every object.
 _KNOWN_LINES: dict[str, _Line] = {}
 _KNOWN_LINES_MAX = 4096
-# Keys known to resolve to strings.
-_STRING_KEYS: set[str] = set()
 
 
 # The start of a `key: value` line (indentation, `- `, the key) as its column, dash and key.
@@ -104,10 +102,8 @@ def _line(line: str) -> _Line:
         return _BLANK
     indent, dash, key, after_key, value = match.groups()
     if key is not None:
-        if key not in _STRING_KEYS:
-            if tag_of(key, PLAIN) != STR:
-                raise _NotTaken  # `on:`, `true:`, `1:` are not string keys in YAML 1.1
-            _STRING_KEYS.add(key)
+        if tag_of(key, PLAIN) != STR:
+            raise _NotTaken  # `on:`, `true:`, `1:` are not string keys in YAML 1.1
         value = after_key
     parsed = (len(indent), dash is not None, key, value)
     if key is not None and value is not None and len(_HEADS) < _KNOWN_LINES_MAX:
@@ -280,10 +276,10 @@ def _learn_forms(keys: set[str], strings: set[str]) -> None:
 
 def _written_items(keys: list[str], strings: list[str]) -> str:
     """A document of one sequence: a `key: null` mapping for each key, then each string."""
-    from .output import _Dumper
+    from .output import output_dumper
 
     stream = io.StringIO()
-    dumper = _Dumper(stream, default_flow_style=False, sort_keys=False, allow_unicode=True, width=4096)
+    dumper = output_dumper(stream)
     emit = dumper.emit
 
     def scalar(text: str) -> None:
