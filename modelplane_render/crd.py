@@ -6,9 +6,13 @@ import functools
 import marshal
 import os
 import sys
+from hashlib import blake2b
 from typing import Any
 
 import yaml
+
+from .cache.compiled import compiled_dir
+from .yamlio.libyaml import SAFE_LOADER
 
 GROUP = "modelplane.ai"
 VERSION = "v1alpha1"
@@ -25,7 +29,7 @@ def crd_text() -> str:
         with open(_CRD_PATH, encoding="utf-8") as handle:
             return handle.read()
     except FileNotFoundError:  # installed without files on disk (a zip): ask the loader
-        from importlib import resources
+        from importlib import resources  # deferred (startup.DEFERRED): only a zip install needs it
 
         return resources.files(__package__).joinpath("crds", CRD_FILE).read_text(encoding="utf-8")
 
@@ -43,18 +47,13 @@ def crd() -> dict[str, Any]:
                 return stored
         except (OSError, EOFError, ValueError, TypeError):
             pass
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    document: dict[str, Any] = yaml.load(text, Loader=loader)
+    document: dict[str, Any] = yaml.load(text, Loader=SAFE_LOADER)
     if kept:
         _keep(kept, document)
     return document
 
 
 def _kept_path(text: str) -> str | None:
-    from hashlib import blake2b
-
-    from .usercache import compiled_dir
-
     directory = compiled_dir("crd")
     if directory is None:
         return None

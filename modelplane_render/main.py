@@ -7,10 +7,14 @@ import os
 import sys
 
 from . import __version__
+from .cache.directory import ENV_CACHE_DIR
+from .cache.render import answer
+from .commands import writer
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
 
-# argparse, re and typing are imported only when needed: a render-cache hit (see _from_cache)
-# costs little more than the interpreter's start-up, and argparse alone would double that.
+# Light by design (startup.CACHE_HIT_MODULES): argparse, re and typing are imported only when
+# needed, and a command's module only when it runs, so a render-cache hit costs little more than
+# the interpreter's start-up (argparse alone would double that).
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
@@ -28,7 +32,12 @@ COMMANDS = {
 }
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: Optional[str] = None) -> argparse.ArgumentParser:
+    """The command line's parser, with the arguments of `command` (the one about to run) only.
+
+    Every command is listed (for --help and for an unknown name's error), but only the one
+    given is imported to declare its arguments: each command module imports what it runs.
+    """
     import argparse
 
     class _Parser(argparse.ArgumentParser):
@@ -40,9 +49,20 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name, help_text in COMMANDS.items():
-        module = importlib.import_module(f".commands.{name}", __package__)
-        module.add_arguments(sub.add_parser(name, help=help_text, description=help_text))
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == command:
+            _command_module(name).add_arguments(command_parser)
     return parser
+
+
+def _command_module(name: str) -> Any:
+    return importlib.import_module(f".commands.{name}", __package__)
+
+
+def _command_named(arguments: list[str]) -> Optional[str]:
+    """The command a command line runs: its first word that is not an option (options come after it)."""
+    first = next((a for a in arguments if not a.startswith("-")), None)
+    return first if first in COMMANDS else None
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
@@ -50,13 +70,10 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         arguments = list(sys.argv[1:] if argv is None else argv)
         stored = _from_cache(arguments)
         if stored is not None:
-            from .writer import write_stdout
-
-            write_stdout(stored)
+            writer.write_stdout(stored)
             return EXIT_OK
-        args = _plain_command_line(arguments) or build_parser().parse_args(arguments)
-        module = importlib.import_module(f".commands.{args.command}", __package__)
-        code: int = module.run(args)
+        args = _plain_command_line(arguments) or build_parser(_command_named(arguments)).parse_args(arguments)
+        code: int = _command_module(args.command).run(args)
         return code
     except InputError as exc:
         _report(*(str(_bounded(e)) for e in exc.errors))
@@ -96,9 +113,7 @@ def _plain_command_line(arguments: list[str]) -> Any:
 
 
 def _from_cache(arguments: list[str]) -> Optional[str]:
-    """The render cache's stored output for this command line, when it is on and has it (cache.answer)."""
-    from .cache import ENV_CACHE_DIR, answer
-
+    """The render cache's stored output for this command line, when it is on and has it (cache.render.answer)."""
     return answer(arguments, os.environ) if os.environ.get(ENV_CACHE_DIR) else None
 
 

@@ -2,8 +2,8 @@
 
 The CRD (crds/modelreplicas.modelplane.ai.yaml) judges the input; these models are the
 typed view the plan reads once it has been judged. They are declared in pydantic's spelling
-on typed.Record, which builds them without importing pydantic (its import alone was 40% of a
-cold render); typed.pydantic_model turns each into a real pydantic model, and with those
+on records.Record, which builds them without importing pydantic (its import alone was 40% of a
+cold render); tests/pydantic_view.py turns each into a real pydantic model, and with those
 tests/test_model.py compares every field, type, bound, enum and default with the CRD, so the
 two can't drift, and checks that pydantic's validation builds what from_validated builds.
 """
@@ -14,11 +14,11 @@ import functools
 from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Optional, TypeVar, Union, get_args, get_origin
 
-from .typed import ConfigDict, Field, Record
+from .records import ConfigDict, Field, Record
 
 
 class _Strict(Record):
-    # What the pydantic models of the tests are held to (typed.pydantic_model).
+    # What the pydantic models of the tests are held to (tests/pydantic_view.py).
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, populate_by_name=True)
 
 
@@ -216,11 +216,21 @@ class ModelReplica(Record):
     spec: ModelReplicaSpec
 
 
+def check_annotations() -> None:
+    """Raise TypeError for any field of any record here whose annotation from_validated can't build (tests call it)."""
+    for record in _records():
+        _fields(record)
+
+
+def _records() -> list[type[Record]]:
+    return [v for v in globals().values() if isinstance(v, type) and issubclass(v, Record) and v.__module__ == __name__]
+
+
 def from_validated(model: type[_M], data: dict[str, Any]) -> _M:
     """The typed view of data the CRD has already judged, built without validators.
 
     Validating it again would only repeat the CRD's verdict; tests/test_model.py runs pydantic's
-    `model_validate` (typed.pydantic_model) on every valid fixture to prove both build the same.
+    `model_validate` (tests/pydantic_view.py) on every valid fixture to prove both build the same.
     """
     values: dict[str, Any] = {}
     for name, key, convert in _fields(model):
@@ -245,8 +255,12 @@ def _converter(annotation: Any) -> Callable[[Any], Any]:
     """How a (non-null) value of this annotation is built: a record, a list of them, or the value as it is."""
     origin = get_origin(annotation)
     if origin is Union:
+        for member in get_args(annotation):
+            _converter(member)  # each member is a kind this knows, or TypeError
         models = [a for a in get_args(annotation) if isinstance(a, type) and issubclass(a, Record)]
         lists = [a for a in get_args(annotation) if get_origin(a) is list]
+        if not models and not lists:
+            return _same
         as_model = _converter(models[0]) if models else None
         as_list = _converter(lists[0]) if lists else None
 
@@ -264,7 +278,18 @@ def _converter(annotation: Any) -> Callable[[Any], Any]:
         return lambda value: [None if v is None else convert(v) for v in value]
     if isinstance(annotation, type) and issubclass(annotation, Record):
         return lambda value: from_validated(annotation, value)
-    return _same
+    if origin is dict:
+        _, item = get_args(annotation)
+        if _converter(item) is not _same:
+            raise TypeError(f"{annotation}: a map of records is not built by from_validated; add it to model._converter")
+        return _same
+    if origin is Literal or annotation is Any or annotation in _LEAVES:
+        return _same
+    raise TypeError(f"{annotation!r} is not an annotation from_validated knows how to build; add it to model._converter")
+
+
+# Values the CRD has judged that are kept as they are.
+_LEAVES = (str, int, bool, type(None))
 
 
 def to_plain(model: Record) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Every name the output gives an object, by one rule, and why each limit is what it is.
+"""Every name pattern Kubernetes holds names to, and every name the output gives an object, by one rule.
 
 The rule is upstream Modelplane's `child_name`: join the parts with `-`, keep a head, strip a
 trailing `-`, append `-` and the first five hex digits of the SHA-256 of the whole joined
@@ -24,6 +24,16 @@ DNS_1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 DNS_1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DNS_1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
+# A label or annotation key: an optional DNS-subdomain prefix and `/`, then a name of at most 63.
+QUALIFIED_NAME = re.compile(
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
+)
+DNS_SUBDOMAIN_MAX = 253
+
+
+def is_dns_label(value: str) -> bool:
+    """A DNS-1123 label (a namespace name): at most 63 lowercase letters, digits and '-'."""
+    return len(value) <= DNS_LABEL_MAX and DNS_1123_LABEL.match(value) is not None
 
 
 def short_hash(text: str) -> str:

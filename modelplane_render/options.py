@@ -1,12 +1,32 @@
-"""What a front end adds to the sources: the default namespace and an optional Gateway."""
+"""What a front end adds to the sources (the default namespace, an optional Gateway), and how each is read from text."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
 
+from . import names
+from .errors import UsageError
+
 
 @dataclass(frozen=True)
 class Options:
     namespace: Optional[str] = None
     gateway: Optional[tuple[str, str]] = None  # (namespace, name) of a Gateway for an HTTPRoute
+
+
+def parse_namespace(value: str | None, source: str = "--namespace") -> str | None:
+    if value is None or value == "":
+        return None
+    if not names.is_dns_label(value):
+        raise UsageError(f"{source} {value!r} is not a namespace name (a DNS label: lowercase letters, digits and '-')")
+    return value
+
+
+def parse_gateway(value: str | None, source: str = "--gateway") -> tuple[str, str] | None:
+    if value is None or value == "":
+        return None
+    parts = value.split("/")
+    if len(parts) != 2 or not all(names.is_dns_label(p) for p in parts):
+        raise UsageError(f"{source} {value!r} must be NAMESPACE/NAME of a Gateway")
+    return parts[0], parts[1]

@@ -17,9 +17,14 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import crd
-from .errors import InputError, SourceError
+from .errors import InputError, RenderFailure, SourceError
 from .options import Options
+from .output import parse_checked_and_serialised, serialise, sort_key
+from .plan.replica import plan_replica
+from .render import render_object
 from .sources import Document, iter_documents
+from .validation import judge_replica
+from .validation.structural import describe
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
@@ -61,8 +66,6 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
                 ("apiVersion",), f"{crd.KIND} {api_version} is not known: this version of modelplane-render reads {crd.API_VERSION}"
             )
         return "replica", None
-    from .validation.structural import describe
-
     name = meta.get("name") if isinstance(meta, dict) else None
     if meta is not None and not isinstance(meta, dict):
         return "", document.error(("metadata",), f"must be a mapping, not {describe(meta)}")
@@ -80,8 +83,6 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
     errors: list[SourceError] = []
     replicas: list[tuple[Document, Any]] = []
     passthrough: list[dict[str, Any]] = []
-    from .validation import judge_replica
-
     for item in documents:
         if isinstance(item, SourceError):
             errors.append(item)
@@ -105,10 +106,6 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
     # (most of a run's memory) are let go before the output is built.
     to_render = [(document.file, replica) for document, replica in replicas]
     replicas.clear()
-
-    from .output import parse_checked_and_serialised, serialise, sort_key
-    from .plan import plan_replica
-    from .render import render_object
 
     # Each object with its part of the output stream: a rendered object's comes from the same parse
     # that checks it, an object passed through is serialised as it is.
@@ -137,8 +134,6 @@ def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) 
 
 
 def _check_unique(objects: list[dict[str, Any]]) -> None:
-    from .errors import RenderFailure
-
     seen: set[tuple[str, str, str, str]] = set()
     for obj in objects:
         meta = obj.get("metadata") or {}

@@ -13,6 +13,9 @@ import os
 import re
 from typing import Any
 
+import jinja2
+
+from .cache.compiled import compiled_dir
 from .errors import RenderFailure
 from .plan import PlannedObject
 
@@ -45,18 +48,12 @@ def _bytecode_cache() -> Any:
 
     Compiling the templates costs more than rendering them; Argo CD starts a new process per app.
     """
-    import jinja2
-
-    from .usercache import compiled_dir
-
     directory = compiled_dir(f"jinja-{jinja2.__version__}")
     return jinja2.FileSystemBytecodeCache(directory) if directory else None
 
 
 @functools.cache
 def environment() -> Any:
-    import jinja2
-
     class Environment(jinja2.Environment):
         def getattr(self, obj: Any, attribute: str) -> Any:
             """`v.name` is a key of the plan's dicts: looked up first, as no template means a dict's method.

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import yaml
 
-from .errors import FieldPath, InputError, MapKey, SourceError
+from .errors import FieldPath, InputError, MapKey, SourceError, format_path
 
 # Finding and reading the files lives in walk.py, which imports nothing heavy: a render-cache
 # hit walks the sources exactly as a render does, and must not pay for YAML to do it.
@@ -26,6 +26,7 @@ from .walk import _read, _reason
 from .walk import display_path as display_path
 from .walk import find_files as find_files
 from .walk import read_file as read_file
+from .yamlio.libyaml import SAFE_LOADER as _Loader
 
 # Limits that keep hostile or broken input from taking the process down (stated in the README).
 # Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
@@ -37,7 +38,6 @@ MAX_NODES_PER_RUN = 1_000_000  # the same, all files of one run together
 MAX_DEPTH = 100
 MAX_DOCUMENTS_PER_FILE = 10_000
 
-_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _T = "tag:yaml.org,2002:"
 _SCALAR = yaml.constructor.SafeConstructor()
 
@@ -69,8 +69,6 @@ class Document:
     positions: Positions
 
     def error(self, path: FieldPath, message: str, *, at_key: bool = False) -> SourceError:
-        from .errors import format_path
-
         line, col = self.positions.of_key(path) if at_key else self.positions.of_value(path)
         return SourceError(self.file, line, col, format_path(path), message)
 
@@ -257,8 +255,6 @@ def load_documents(shown: str, text: str) -> list[Document]:
 
 
 def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
-    from .errors import format_path
-
     if len(text) > MAX_FILE_BYTES:
         raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
     documents: list[Document] = []

@@ -29,10 +29,11 @@ SHARED = ROOT.parent / "shared"
 
 def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
     """(planned object, the text its template renders) for every replica of the valid fixtures."""
-    from modelplane_render import plan, render
+    from modelplane_render import render
     from modelplane_render.errors import SourceError
     from modelplane_render.options import Options
     from modelplane_render.pipeline import classify
+    from modelplane_render.plan.replica import plan_replica
     from modelplane_render.sources import iter_documents
     from modelplane_render.validation import judge_replica
 
@@ -42,7 +43,7 @@ def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
             continue
         replica, errors = judge_replica(document, "default")
         assert errors == []
-        for planned in plan.plan_replica(replica, Options(namespace="default"), document.file).objects:
+        for planned in plan_replica(replica, Options(namespace="default"), document.file).objects:
             rendered.append((planned, render.render_object(planned)))
     assert len(rendered) > 100
     return rendered
@@ -57,7 +58,7 @@ class Result:
 
 def run_cli(*args: str, cwd: Path | None = None) -> Result:
     """The command in this process (fast): main() with stdout and stderr captured."""
-    from modelplane_render import writer
+    from modelplane_render.commands import writer
     from modelplane_render.main import main
 
     out, err = io.StringIO(), io.StringIO()

@@ -20,7 +20,8 @@ import jinja2
 import pytest
 
 from conftest import ROOT, VALID, run_process
-from modelplane_render import render, writer
+from modelplane_render import render
+from modelplane_render.commands import writer
 from modelplane_render.main import main
 
 ALL = ROOT / "fixtures" / "valid"
@@ -94,16 +95,16 @@ def test_an_object_failing_its_check_prints_nothing(monkeypatch, capfd, writes, 
 
 def test_a_wrong_plan_prints_nothing(monkeypatch, capfd, writes):  # type: ignore[no-untyped-def]
     """The plan names an object one way and the template another: caught by the check, not printed."""
-    from modelplane_render import plan
+    from modelplane_render import pipeline
 
-    real = plan.plan_replica
+    real = pipeline.plan_replica
 
     def wrong(*args: Any, **kwargs: Any) -> Any:
         planned = real(*args, **kwargs)
         planned.objects[-1].namespace = "elsewhere"
         return planned
 
-    monkeypatch.setattr(plan, "plan_replica", wrong)
+    monkeypatch.setattr(pipeline, "plan_replica", wrong)
     line = one_failure_line(*run_main(capfd, "render", str(ALL)))
     assert "the plan says" in line and "elsewhere" in line
     assert writes == []

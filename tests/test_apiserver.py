@@ -124,7 +124,7 @@ def our_verdict(document: Document) -> tuple[str, list[SourceError]]:
         generate_name_only = all("generateName" in e.path for e in errors)
         return (BEYOND_CRD_MARK if generate_name_only else "reject"), errors
     from modelplane_render.model import ModelReplica, from_validated
-    from modelplane_render.typed import pydantic_model
+    from pydantic_view import pydantic_model
 
     metadata = {k: v for k, v in data["metadata"].items() if v is not None}  # as judge_replica: a null field is absent
     source = {"metadata": metadata, "spec": data["spec"]}

@@ -29,9 +29,9 @@ import pytest
 import yaml
 
 from conftest import INVALID, ROOT, VALID, run_cli, run_process
-from modelplane_render import argocd
 from modelplane_render.constants import DRA_API, LWS_API, POOL_API, ROUTE_API
 from modelplane_render.errors import UsageError
+from modelplane_render.frontends import argocd
 from modelplane_render.options import Options
 from modelplane_render.pipeline import render_paths
 
@@ -331,7 +331,7 @@ def test_generate_is_one_call_of_the_pipeline(monkeypatch: pytest.MonkeyPatch, c
         return real_inner(paths, options, **kwargs)
 
     monkeypatch.setattr(argocd, "render_for_argocd", spy_outer)
-    monkeypatch.setattr(modelplane_render.pipeline, "render_paths", spy_inner)
+    monkeypatch.setattr(argocd, "render_paths", spy_inner)
     clean_env.setenv("ARGOCD_APP_NAMESPACE", "ns")
     clean_env.setenv("KUBE_API_VERSIONS", ALL_APIS)
     text = argocd.generate(os.environ, str(SINGLE))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, VALID, run_cli
-from modelplane_render import cache
+from modelplane_render.cache import render as cache
 from modelplane_render.options import Options
 
 SINGLE = ROOT / "fixtures" / "valid" / "single-gpu-standalone"
@@ -149,7 +149,7 @@ def test_render_without_options_is_keyed_as_the_command_line_fast_path_keys_it()
 
 
 def test_argocd_is_keyed_by_what_it_reads_of_its_environment_and_nothing_else() -> None:
-    from modelplane_render import argocd
+    from modelplane_render.frontends import argocd
 
     read: set[str] = set()
 

@@ -99,7 +99,7 @@ def test_closed_stdout_is_a_failure_with_one_line():  # type: ignore[no-untyped-
 def test_the_command_lines_parsed_without_argparse_are_what_argparse_makes_of_them(argv):  # type: ignore[no-untyped-def]
     from modelplane_render import main
 
-    assert vars(main._plain_command_line(argv)) == vars(main.build_parser().parse_args(argv))
+    assert vars(main._plain_command_line(argv)) == vars(main.build_parser(argv[0]).parse_args(argv))
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,7 @@
 
 import pytest
 
-from modelplane_render.flags import find_flag, small_decimal
+from modelplane_render.facts.flags import find_flag, small_decimal
 
 
 def test_the_last_occurrence_wins_in_either_spelling():  # type: ignore[no-untyped-def]

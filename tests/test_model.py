@@ -11,8 +11,9 @@ from pydantic import BaseModel
 
 from modelplane_render import crd
 from modelplane_render.model import ModelReplicaSpec
-from modelplane_render.typed import Record, pydantic_model
+from modelplane_render.records import Record
 from modelplane_render.validation.cel import PREDICATES, normalise
+from pydantic_view import pydantic_model
 
 
 def _unwrap(annotation: Any) -> Any:

@@ -14,7 +14,7 @@ import yaml
 from conftest import INVALID, VALID, run_cli
 from modelplane_render import crd
 from modelplane_render.errors import InputError
-from modelplane_render.json_schema import replica_schema
+from modelplane_render.frontends.json_schema import replica_schema
 from modelplane_render.sources import decode, load_documents
 
 CEL = "a CEL rule (x-kubernetes-validations): a JSON Schema derived from the CRD can't say it"

@@ -8,8 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from modelplane_render import crd, usercache
-from modelplane_render.cache import ENV_CACHE_DIR
+from modelplane_render import crd
+from modelplane_render.cache import compiled as usercache
+from modelplane_render.cache.directory import ENV_CACHE_DIR
 
 
 def _parse_crd() -> object:

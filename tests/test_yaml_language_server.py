@@ -18,7 +18,7 @@ from test_schema import NOT_EXPRESSIBLE, YAML_LEVEL, documents_of, is_replica
 
 from conftest import INVALID, VALID
 from lsp import YamlLanguageServer
-from modelplane_render.json_schema import replica_schema
+from modelplane_render.frontends.json_schema import replica_schema
 from peer import require_peer
 
 pytestmark = pytest.mark.real_peers

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import os
 
-from .. import writer
 from ..errors import EXIT_OK
+from ..frontends import argocd
+from . import writer
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
@@ -37,8 +38,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import argocd
-
     if args.argocd_command == "discover":
         found = argocd.discover(os.curdir)
         if found is not None:

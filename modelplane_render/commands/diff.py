@@ -2,17 +2,21 @@
 
 Revisions first, then the paths after `--`, as git takes them. Exit 0 when the rendered output is
 the same at both revisions, 3 when it differs (CI can tell a change from a failure), 1 on invalid
-input at either revision (and no diff), 2 on a usage error. Imports stay inside `run`: `main`
-imports every command module to build its parser, and `render` must not pay for git or difflib.
+input at either revision (and no diff), 2 on a usage error.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from typing import NoReturn
 
-from ..cli_options import add_render_options, parse_gateway, parse_namespace
 from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
+from ..frontends.diff import compare, format_markdown, format_text, render_both
+from ..options import Options, parse_gateway, parse_namespace
+from . import writer
+from .arguments import add_render_options
 
 USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
 FORMATS = ("text", "markdown")
@@ -65,13 +69,6 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import sys
-
-    from .. import writer
-    from ..diff import compare, format_markdown, format_text, render_both
-    from ..options import Options
-
     args = _split(args)
     options = Options(namespace=parse_namespace(args.namespace), gateway=parse_gateway(args.gateway))
     context = 3 if args.unified is None else args.unified

@@ -10,7 +10,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .. import writer
+from ..frontends.krm import run_function
+from . import writer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -21,8 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..krm import run_function
-
     outcome = run_function(sys.stdin.buffer.read())
     writer.write_stdout(outcome.text)
     if outcome.problems:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from .. import writer
-from ..cli_options import add_render_options, options_from_args
+from ..cache.render import cached, render_key
 from ..errors import EXIT_OK
+from . import writer
+from .arguments import add_render_options, options_from_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,7 +18,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..cache import render_text
+    options = options_from_args(args)
 
-    writer.write_stdout(render_text(args.paths, options_from_args(args)))
+    def produce() -> str:
+        # Deferred (startup.DEFERRED): a render-cache hit after the command line is parsed never loads the stages.
+        from ..pipeline import render_paths
+
+        return render_paths(list(args.paths), options).text
+
+    writer.write_stdout(cached(args.paths, produce, key=render_key(options)))
     return EXIT_OK

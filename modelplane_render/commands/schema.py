@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import json
 
+import yaml
+
+from .. import crd
 from ..errors import EXIT_OK
+from ..frontends.json_schema import replica_schema
+from ..yamlio.libyaml import SAFE_DUMPER
+from . import writer
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -14,26 +21,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from .. import writer
-
     if args.crd:
         writer.write_stdout(crd_yaml())
     else:
-        import json
-
-        from ..json_schema import replica_schema
-
         writer.write_stdout(json.dumps(replica_schema(), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
 
 
 def crd_yaml() -> str:
     """The CRD as plain YAML: aliases written out (not every tool reads YAML anchors), field order kept."""
-    import yaml
 
-    from .. import crd
-
-    class Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    class Dumper(SAFE_DUMPER):  # type: ignore[misc]
         def ignore_aliases(self, data: object) -> bool:
             return True
 

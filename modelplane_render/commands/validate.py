@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from ..cli_options import add_render_options, options_from_args
 from ..errors import EXIT_OK
+from ..pipeline import render_paths
+from .arguments import add_render_options, options_from_args
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
@@ -16,8 +17,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..pipeline import render_paths
-
     # Render too, in memory: a replica is only valid if its output passes the output checks.
     render_paths(args.paths, options_from_args(args))
     return EXIT_OK

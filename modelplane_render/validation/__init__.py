@@ -1,113 +1,23 @@
-"""Judge a ModelReplica document: the CRD (structure, then CEL rules), metadata, then the checks beyond it."""
+"""Judge a ModelReplica document: metadata, the CRD (structure, then its CEL rules), then the checks beyond it.
+
+- `metadata`: what the API server checks of any object's metadata;
+- `structural`: the CRD's OpenAPI schema, as the API server applies it (defaults included);
+- `cel`: the CRD's `x-kubernetes-validations`, one predicate per rule;
+- `beyond_crd`: what the CRD does not say but the output needs (names that fit, ports, flags).
+"""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Optional
 
 from .. import crd
-from ..errors import MapKey, SourceError
+from ..errors import SourceError
+from ..model import ModelReplica, from_validated
 from ..sources import Document
 from .beyond_crd import check_replica
 from .cel import make_rule_runner
-from .structural import StructuralValidator, describe, unknown_field
-
-# ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.
-_METADATA_FIELDS = frozenset(
-    {
-        "name",
-        "namespace",
-        "labels",
-        "annotations",
-        "uid",
-        "resourceVersion",
-        "generation",
-        "creationTimestamp",
-        "deletionTimestamp",
-        "deletionGracePeriodSeconds",
-        "finalizers",
-        "ownerReferences",
-        "managedFields",
-        "selfLink",
-        "generateName",
-    }
-)
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
-_QUALIFIED_NAME = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
-)
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-
-
-def check_metadata(document: Document, errors: list[SourceError]) -> None:
-    """What the API server checks of any object's metadata, for the fields a replica uses."""
-    meta = document.data.get("metadata")
-    if meta is None:
-        errors.append(document.error(("metadata",), "required field is missing"))
-        return
-    if not isinstance(meta, dict):
-        errors.append(document.error(("metadata",), "must be a mapping"))
-        return
-    for key in meta:
-        if key not in _METADATA_FIELDS:
-            errors.append(document.error(("metadata", key), unknown_field(key, sorted(_METADATA_FIELDS)), at_key=True))
-    if "generateName" in meta:
-        errors.append(
-            document.error(("metadata", "generateName"), "not supported: GitOps needs a fixed name; set metadata.name", at_key=True)
-        )
-    name = meta.get("name")
-    if name is None:
-        errors.append(document.error(("metadata", "name"), "required field is missing"))
-    elif not isinstance(name, str):
-        errors.append(document.error(("metadata", "name"), "must be a string"))
-    elif len(name) > 253 or not _DNS_SUBDOMAIN.match(name):
-        errors.append(document.error(("metadata", "name"), "must be a DNS subdomain: at most 253 lowercase letters, digits, '-' and '.'"))
-    namespace = meta.get("namespace")
-    if namespace is not None and (not isinstance(namespace, str) or len(namespace) > 63 or not _DNS_LABEL.match(namespace)):
-        errors.append(document.error(("metadata", "namespace"), "must be a DNS label: at most 63 lowercase letters, digits and '-'"))
-    for field, check_value in (("labels", True), ("annotations", False)):
-        entries = meta.get(field)
-        if entries is None:
-            continue
-        if not isinstance(entries, dict):
-            errors.append(document.error(("metadata", field), "must be a mapping of strings to strings"))
-            continue
-        for key, value in entries.items():
-            path = ("metadata", field, MapKey(key))
-            if len(key.split("/")[0]) > 253 or not _QUALIFIED_NAME.match(key):
-                errors.append(
-                    document.error(
-                        path,
-                        f"{field[:-1]} key must be a qualified name (an optional DNS prefix and '/', then at most 63 letters, digits, '-', '_' or '.')",
-                        at_key=True,
-                    )
-                )
-            if not isinstance(value, str):
-                errors.append(document.error(path, f"must be a string, not {describe(value)}: quote the value"))
-            elif check_value and (len(value) > 63 or not _LABEL_VALUE.match(value)):
-                errors.append(
-                    document.error(
-                        path,
-                        "must be a label value: at most 63 letters, digits, '-', '_' or '.', starting and ending with a letter or digit",
-                    )
-                )
-        if field == "annotations" and _annotation_bytes(entries) > MAX_ANNOTATION_BYTES:
-            errors.append(
-                document.error(
-                    ("metadata", field),
-                    f"too long: keys and values together must be at most {MAX_ANNOTATION_BYTES} bytes (256 KiB), as the API server requires",
-                )
-            )
-
-
-# The API server's limit on all of an object's annotations, keys and values in UTF-8. It matters
-# more here than on the replica itself: its annotations are copied onto every object it renders.
-MAX_ANNOTATION_BYTES = 256 * 1024
-
-
-def _annotation_bytes(entries: dict[Any, Any]) -> int:
-    return sum(len(str(k).encode("utf-8", "surrogatepass")) + len(str(v).encode("utf-8", "surrogatepass")) for k, v in entries.items())
+from .metadata import check_metadata
+from .structural import StructuralValidator
 
 
 def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[SourceError]]:
@@ -118,8 +28,6 @@ def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optiona
     data = validator.check(document.data, crd.openapi_schema(), ())
     if errors:
         return None, errors
-    from ..model import ModelReplica, from_validated
-
     # A null field is an absent one, as the API server drops it (`labels:` with nothing after it).
     metadata = {k: v for k, v in data["metadata"].items() if v is not None}
     replica = from_validated(ModelReplica, {"metadata": metadata, "spec": data["spec"]})

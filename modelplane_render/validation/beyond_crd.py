@@ -14,8 +14,9 @@ from collections.abc import Iterator
 from .. import constants as c
 from .. import names
 from ..errors import FieldPath, MapKey, SourceError
+from ..facts.engines import engine_port_spec, member_is_serving
+from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..model import Container, Engine, EngineMember, ModelReplica
-from ..plan import PICKER_ENV, PICKER_FLAGS, engine_port_spec, member_is_serving
 from ..sources import Document
 
 # The names of the checks, for the differential test and the docs.

@@ -9,10 +9,10 @@ Values are as the API server sees them when CEL runs: after defaulting.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any, Union
 
+from .. import names
 from ..errors import FieldPath, MapKey, SourceError
 from ..sources import Document
 
@@ -21,13 +21,9 @@ from ..sources import Document
 Verdict = Union[bool, tuple[Any, ...]]
 Predicate = Callable[[Any], Verdict]
 
-_LABEL_KEY = re.compile(
-    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$"
-)
 # Extended resources of GPU device plugins; GPUs bind only through DRA here.
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe")
 _GPU_LIST = "[" + ", ".join(f"'{g}'" for g in GPU_RESOURCES) + "]"
-_LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
 
 def normalise(rule: str) -> str:
@@ -98,7 +94,7 @@ PREDICATES: dict[str, Predicate] = {
         (
             "!has(self.labels) || self.labels.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("labels", {}), _LABEL_KEY.search),
+            lambda md: _every_key(md.get("labels", {}), names.QUALIFIED_NAME.search),
         ),
         (
             "!has(self.labels) || self.labels.all(k, k.split('/')[0].size() <= 253)",
@@ -106,12 +102,12 @@ PREDICATES: dict[str, Predicate] = {
         ),
         (
             "!has(self.labels) || self.labels.all(k, self.labels[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("labels", {}), lambda k: _LABEL_VALUE.search(md["labels"][k])),
+            lambda md: _every_key(md.get("labels", {}), lambda k: names.LABEL_VALUE.search(md["labels"][k])),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("annotations", {}), _LABEL_KEY.search),
+            lambda md: _every_key(md.get("annotations", {}), names.QUALIFIED_NAME.search),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.split('/')[0].size() <= 253)",

@@ -34,6 +34,48 @@ _TYPE_NAMES = {
     type(None): "null",
 }
 
+# Every schema keyword this validator applies, and those that only describe. A keyword of the CRD
+# outside this set fails tests/test_validation.py: a CRD change can't be half-supported in silence.
+KEYWORDS = frozenset(
+    {
+        "type",
+        "properties",
+        "required",
+        "additionalProperties",
+        "items",
+        "enum",
+        "default",
+        "nullable",
+        "pattern",
+        "minLength",
+        "maxLength",
+        "minimum",
+        "maximum",
+        "minItems",
+        "maxItems",
+        "minProperties",
+        "maxProperties",
+        "x-kubernetes-int-or-string",
+        "x-kubernetes-list-type",
+        "x-kubernetes-list-map-keys",
+        "x-kubernetes-preserve-unknown-fields",
+        "x-kubernetes-validations",
+        "description",
+    }
+)
+
+
+def unknown_keywords(schema: dict[str, Any], path: str = "") -> list[str]:
+    """`path: keyword` of every keyword of schema (and the schemas inside it) not in KEYWORDS."""
+    found = [f"{path or '.'}: {key}" for key in schema if key not in KEYWORDS]
+    for name, inner in (schema.get("properties") or {}).items():
+        found += unknown_keywords(inner, f"{path}.{name}")
+    for key in ("items", "additionalProperties"):
+        if isinstance(schema.get(key), dict):
+            found += unknown_keywords(schema[key], f"{path}.{key}")
+    return found
+
+
 RuleChecker = Callable[[FieldPath, Any, dict[str, Any], list[SourceError]], None]
 
 

@@ -1,4 +1,4 @@
-"""Records declared with pydantic's spelling, without importing pydantic; their pydantic models on demand.
+"""Records declared with pydantic's spelling, without importing pydantic.
 
 model.py declares a ModelReplica field by field (`name: str = Field(min_length=1)`, a
 `model_config`), and that one declaration serves twice:
@@ -7,7 +7,7 @@ model.py declares a ModelReplica field by field (`name: str = Field(min_length=1
   (`model_construct`), with `model_fields` for the code that walks them. Importing pydantic and
   building its model classes took 40% of a cold render of one replica, for a view that
   never validates anything;
-- in the tests as real pydantic models (`pydantic_model(cls)`), built from the same annotations,
+- in the tests as real pydantic models (`tests/pydantic_view.py`), built from the same annotations,
   defaults, aliases, bounds and config: they are compared with the CRD constraint by constraint,
   and pydantic's validation is checked to build the same values as `model_construct`.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, ClassVar, TypeVar, Union, get_args, get_origin
+from typing import Any, ClassVar, TypeVar
 
 _MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<required>"})()
 
@@ -117,51 +117,3 @@ class Record(metaclass=_RecordType):
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.__dict__.items())})"
-
-
-# --- the same declarations as pydantic models, for the tests ------------------------------------
-
-_PYDANTIC: dict[type, Any] = {}
-
-
-def pydantic_model(cls: type[Record]) -> Any:
-    """The pydantic model of a record class (and, inside it, of every record class it refers to)."""
-    if cls in _PYDANTIC:
-        return _PYDANTIC[cls]
-    from pydantic import BaseModel
-    from pydantic import ConfigDict as PydanticConfig
-    from pydantic import Field as PydanticField
-
-    annotations: dict[str, Any] = {}
-    namespace: dict[str, Any] = {"__module__": cls.__module__, "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
-    for klass in reversed(cls.__mro__):  # methods and class variables (Engine.member, properties_bounds)
-        for name, value in klass.__dict__.items():
-            if (
-                klass is not object
-                and not name.startswith("__")
-                and name not in ("_declared", "_fields", "model_config", "model_construct")
-            ):
-                namespace[name] = value
-                if name in klass.__dict__.get("__annotations__", {}):
-                    annotations[name] = ClassVar[Any]
-    for name, field in cls.model_fields.items():
-        annotations[name] = _pydantic_annotation(field.annotation)
-        if field.default_factory is not None:
-            namespace[name] = PydanticField(alias=field.alias, default_factory=field.default_factory, **field.constraints)
-        else:
-            namespace[name] = PydanticField(... if field.default is _MISSING else field.default, alias=field.alias, **field.constraints)
-    namespace["__annotations__"] = annotations
-    namespace["model_config"] = PydanticConfig(**cls.model_config)  # type: ignore[typeddict-item]
-    model = _PYDANTIC[cls] = type(cls.__name__, (BaseModel,), namespace)
-    return model
-
-
-def _pydantic_annotation(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, Record):
-        return pydantic_model(annotation)
-    origin, args = get_origin(annotation), get_args(annotation)
-    if origin is Union:
-        return Union[tuple(_pydantic_annotation(a) for a in args)]
-    if origin in (list, dict):
-        return origin[tuple(_pydantic_annotation(a) for a in args)]
-    return annotation

@@ -11,8 +11,8 @@ generate`, main() asks the cache (`answer`) before it even builds its argument p
 The key is a BLAKE2b-256 digest over everything that can change the output:
 - this tool: its version, and the size and mtime of each of its own files (modules, templates,
   the CRD), so an edited checkout never serves output of the code before the edit;
-- the Python version, and the names of the distributions installed beside PyYAML, Jinja and
-  pydantic (their versions: an upgraded YAML dumper may print differently);
+- the Python version, and the names of the distributions installed beside PyYAML and Jinja
+  (their versions: an upgraded YAML dumper may print differently);
 - every input file, walked by the same rules as the render (`walk.find_files`, which
   `sources` uses): its shown name, real path and bytes, so one changed byte, a renamed or a new
   file is a miss;
@@ -33,8 +33,13 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from importlib.machinery import PathFinder
 
-from . import __version__
+from .. import __version__
+from ..errors import InputError
+from ..walk import find_files, read_file
+from .directory import ENV_CACHE_DIR, usable_directory
 
 try:  # CPython's own BLAKE2: a hit does not pay for loading OpenSSL (hashlib's first import, ~5 ms)
     from _blake2 import blake2b
@@ -47,9 +52,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
     from typing import Optional
 
-    from .options import Options
+    from ..options import Options
 
-ENV_CACHE_DIR = "MODELPLANE_RENDER_CACHE_DIR"
 MAX_ENTRIES = 1000
 MAX_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = MAX_BYTES // 8  # a bigger output is rendered each time rather than pushing out 8 others
@@ -58,21 +62,11 @@ SUFFIX = ".render"
 TEMP_SUFFIX = ".partial"
 STALE_TEMP_SECONDS = 3600
 MAGIC = "modelplane-render-cache/1"
-# Distributions whose version can change the output: the YAML dumper, the template engine, the models.
-DEPENDENCIES = ("yaml", "jinja2", "pydantic")
+# Distributions whose version can change the output: the YAML reader and writer, the template engine.
+DEPENDENCIES = ("yaml", "jinja2")
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-
-
-def render_text(paths: Sequence[str], options: Options) -> str:
-    """What `render PATH... [options]` prints: from the cache on a hit, else rendered (and stored)."""
-
-    def produce() -> str:
-        from .pipeline import render_paths
-
-        return render_paths(list(paths), options).text
-
-    return cached(paths, produce, key=render_key(options))
+# The package's root (this file is in its cache/ room): every module, template and CRD of the tool.
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def render_key(options: Options) -> dict[str, str]:
@@ -134,7 +128,7 @@ def answer(argv: Sequence[str], env: Mapping[str, str]) -> Optional[str]:
     main() asks this first, so that a hit imports neither argparse nor anything it would load.
     Two shapes only, whose meaning needs no parser: `render PATH...` without options (no
     argument starting with `-`), and Argo CD's `argocd generate`. Their keys are the ones
-    render_text and the Argo CD front end store under, so what one stored the other finds.
+    `render` and the Argo CD front end store under, so what one stored the other finds.
     Anything else, and any fault here, is None: the command then runs as always.
     """
     try:
@@ -175,9 +169,6 @@ class _Digest:
 
 def cache_key(paths: Sequence[str], key: Mapping[str, str]) -> Optional[str]:
     """The digest of a render of `paths` with `key`, or None when a source can't be walked or read."""
-    from .errors import InputError
-    from .walk import find_files, read_file
-
     digest = _Digest()
     digest.part(MAGIC, __version__, tool_fingerprint())
     digest.part("key", str(len(key)))
@@ -224,8 +215,6 @@ def tool_fingerprint() -> str:
 
 def _dependency_versions() -> list[str]:
     """Where each dependency is, and every distribution installed beside it (dist-info names carry versions)."""
-    from importlib.machinery import PathFinder
-
     found: list[str] = []
     sites: set[str] = set()
     for name in DEPENDENCIES:
@@ -243,19 +232,6 @@ def _dependency_versions() -> list[str]:
 
 
 # --- entries -------------------------------------------------------------------------------------
-
-
-def usable_directory(directory: str) -> bool:
-    """Not another user's directory, and not one others may write to; a missing one is made on the first store."""
-    try:
-        st = os.stat(directory)
-    except FileNotFoundError:
-        return True
-    except OSError:
-        return False
-    if not os.path.isdir(directory):
-        return False
-    return not (hasattr(os, "getuid") and st.st_uid != os.getuid()) and not st.st_mode & 0o022
 
 
 def _entry_path(directory: str, key: str) -> str:
@@ -315,8 +291,6 @@ def store(directory: str, key: str, text: str) -> None:
 
 def evict(directory: str, keep: str = "") -> None:
     """Remove the least recently used entries beyond MAX_ENTRIES or MAX_BYTES, and abandoned temporary files."""
-    import time
-
     entries: list[tuple[int, int, str]] = []
     now = time.time()
     try:

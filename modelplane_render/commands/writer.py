@@ -6,7 +6,7 @@ import os
 import select
 import sys
 
-from .errors import RenderFailure
+from ..errors import RenderFailure
 
 
 def write_stdout(text: str) -> None:

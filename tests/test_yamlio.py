@@ -1,25 +1,117 @@
-"""template_yaml reads what libyaml reads and writes what libyaml writes, or hands the text back.
+"""yamlio reads and writes YAML as PyYAML (on libyaml) does: `fast` byte for byte, `libyaml`'s dumpers as SafeRepresenter.
 
-It exists for speed only: the output must stay byte-identical, and a text it takes must mean to it
-exactly what it means to libyaml. So every answer it gives is compared with PyYAML (libyaml-backed)
-on the templates' own output, on generated data written the way the templates write it, and on
-YAML it must refuse.
+`fast` exists for speed only: the output must stay byte-identical, and a text it takes must mean to
+it exactly what it means to libyaml. So every answer it gives is compared with PyYAML
+(libyaml-backed) on the templates' own output, on generated data written the way the templates
+write it, and on YAML it must refuse; where it hands back, libyaml's Dumper writes what PyYAML's
+SafeRepresenter writes.
 """
 
 from __future__ import annotations
 
+import datetime
 import random
 import re
 from typing import Any
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_output_yaml import TRICKY, reference_dump, reference_load
 
-from modelplane_render import output, template_yaml
+from modelplane_render.errors import MapKey, RenderFailure
 from modelplane_render.render import to_json
-from modelplane_render.yaml_scalars import PLAIN, STR, tag_of
+from modelplane_render.yamlio import fast, libyaml
+from modelplane_render.yamlio.scalars import PLAIN, STR, tag_of
+
+
+class _Reference(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+    """The dumper as it was: SafeRepresenter with literal blocks for multi-line strings, no fast path."""
+
+
+_Reference.add_representer(str, libyaml._represent_str)
+
+
+def reference_dump(data: Any) -> str:
+    return "---\n" + yaml.dump(data, Dumper=_Reference, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+
+
+def reference_load(text: str) -> list[Any]:
+    return list(yaml.load_all(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)))
+
+
+TRICKY = ["yes", "No", "on", "0755", "0x1f", "1:20", "~", "null", "", "- a", "a: b", "#x", "x #y", "'", '"', "\n", "a\nb", "a\n",
+          " lead", "trail ", "2024-01-01", "2001-12-14t21:59:43.10-05:00", "=", "<<", "1e3", ".inf", "-.INF", ".NaN", "{a: 1}",
+          "[1]", "&a", "*a", "!tag", "%x", "@x", "`x", "|", ">", "?", ":", "-", "---", "...", "é", "\u2028", "\x85", "\ufeff",
+          "\t", "a\tb", "x" * 300, "1_000", "+1", "0b101", "0o17", "190:20:30", "Y", "n", "NULL", "True"]  # fmt: skip
+scalars = st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), st.text(max_size=12), st.sampled_from(TRICKY))
+keys = st.one_of(st.text(max_size=8), st.sampled_from(TRICKY), st.integers(), st.booleans(), st.none())
+data = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(keys, inner, max_size=4), max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data)
+def test_serialise_writes_what_pyyaml_writes(value: Any) -> None:
+    assert libyaml.write_document(value) == reference_dump(value)
+
+
+SHARED = [1, 2]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"a": SHARED, "b": SHARED},  # one object twice: an anchor and an alias, as PyYAML writes them
+        {"when": datetime.date(2024, 1, 1), "at": datetime.datetime(2024, 1, 1, 12, 0)},
+        {"f": 1.5, "g": 1e17, "h": float("inf")},
+        {"bytes": b"\x00\x01"},
+        [],
+        {},
+        "text",
+        None,
+    ],
+)
+def test_values_the_fast_path_leaves_to_pyyaml_come_out_the_same(value: Any) -> None:
+    assert libyaml.write_document(value) == reference_dump(value)
+
+
+def _outcome(dump: Any, value: Any) -> str:
+    try:
+        return str(dump(value))
+    except yaml.YAMLError as exc:
+        return f"{type(exc).__name__}: {exc}"
+
+
+@pytest.mark.parametrize("value", [{"t": (1, 2)}, {"s": {1, 2}}, {"k": RenderFailure}, {"m": MapKey("a/b")}, {MapKey("k"): 1}])
+def test_other_types_are_pyyaml_s_to_write_or_refuse(value: Any) -> None:
+    assert _outcome(libyaml.write_document, value) == _outcome(reference_dump, value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(data)
+def test_the_plain_dumper_writes_what_pyyaml_s_safe_dumper_writes(value: Any) -> None:
+    """plan embeds the picker's config as text written by PyYAML's safe dumper (width 80, no literal blocks)."""
+    pyyaml = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+    expected = yaml.dump(value, Dumper=pyyaml, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    assert yaml.dump(value, Dumper=libyaml.PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True) == expected
+
+
+class _PurePython(yaml.SafeDumper):
+    """libyaml.Dumper as it is where libyaml is missing: the same choices, PyYAML's pure-Python emitter."""
+
+    represent = libyaml.Dumper.represent
+    literal_blocks = True
+
+
+_PurePython.add_representer(str, libyaml._represent_str)
+
+
+@pytest.mark.parametrize("value", ["a\x85b", "two\nlines\x85", "tail\x85", "p\u2028q", "m\nn\u2029o", "two\nlines"])
+def test_line_break_characters_read_back_exactly_from_either_emitter(value: str) -> None:
+    """NEL: libyaml escapes it (`\\N`); PyYAML's own emitter wrote it raw, read back as a line break."""
+    for dumper in (libyaml.Dumper, _PurePython):
+        text = yaml.dump({"k": value}, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+        assert yaml.safe_load(text) == {"k": value}, (dumper.__name__, text)
 
 
 def _plain_key(key: Any) -> bool:
@@ -65,7 +157,7 @@ def _template_like(value: dict[str, Any], rnd: random.Random) -> str:
 
 def _taken_or_handed_back(text: str) -> Any:
     """read's answer, which must be libyaml's; None when read hands the text back."""
-    got = template_yaml.read(text)
+    got = fast.read(text)
     if got is not None:
         expected = reference_load(text)
         assert len(expected) == 1 and got == expected[0] and repr(got) == repr(expected[0]), text
@@ -92,7 +184,7 @@ def test_what_read_takes_it_reads_as_libyaml_does(value: dict[str, Any], rnd: ra
     try:
         reference_load(text)
     except Exception:  # not YAML at all (a float's JSON is fine; an escaped surrogate pair is not)
-        assert template_yaml.read(text) is None
+        assert fast.read(text) is None
         return
     _taken_or_handed_back(text)
 
@@ -100,7 +192,7 @@ def test_what_read_takes_it_reads_as_libyaml_does(value: dict[str, Any], rnd: ra
 @settings(max_examples=300, deadline=None)
 @given(objects)
 def test_what_write_writes_is_what_libyaml_writes(value: dict[str, Any]) -> None:
-    written = template_yaml.write(value)
+    written = fast.write(value)
     if written is not None:
         assert written == reference_dump(value)
 
@@ -108,8 +200,8 @@ def test_what_write_writes_is_what_libyaml_writes(value: dict[str, Any]) -> None
 @settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.from_regex(r"[A-Za-z_][A-Za-z0-9_.-]{0,12}", fullmatch=True).filter(_plain_key), st.recursive(st.text() | st.integers() | st.booleans() | st.none(), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=10), inner, max_size=3), max_leaves=15), min_size=1, max_size=4))  # fmt: skip
 def test_plain_data_of_strings_and_ints_is_taken_and_written_exactly(value: dict[str, Any]) -> None:
-    """What the plan holds (strings, ints, bools, nulls) is template_yaml's to write, except the rare string it can't be sure of."""
-    written = template_yaml.write(value)
+    """What the plan holds (strings, ints, bools, nulls) is fast's to write, except the rare string it can't be sure of."""
+    written = fast.write(value)
     assert written is None or written == reference_dump(value)
     text = _template_like(value, random.Random(0))
     if "\\u" not in text:  # an escaped surrogate pair is libyaml's to read
@@ -121,8 +213,8 @@ def test_every_fixture_s_objects_take_the_fast_path_and_come_out_the_same() -> N
 
     for planned, text in rendered_fixture_objects():
         obj = _taken_or_handed_back(text)
-        assert obj is not None, f"{planned.template} rendered what template_yaml does not take:\n{text}"
-        assert template_yaml.write(obj) == reference_dump(obj)
+        assert obj is not None, f"{planned.template} rendered what fast does not take:\n{text}"
+        assert fast.write(obj) == reference_dump(obj)
 
 
 @pytest.mark.parametrize(
@@ -167,7 +259,7 @@ def test_every_fixture_s_objects_take_the_fast_path_and_come_out_the_same() -> N
     ],
 )
 def test_read_hands_back_what_is_not_the_templates_yaml(text: str) -> None:
-    assert template_yaml.read(text) is None
+    assert fast.read(text) is None
 
 
 @pytest.mark.parametrize(
@@ -199,8 +291,8 @@ def test_read_takes_the_templates_yaml_as_libyaml_reads_it(text: str) -> None:
     ],
 )
 def test_write_hands_back_what_it_can_t_be_sure_of(value: dict[Any, Any]) -> None:
-    assert template_yaml.write(value) is None
-    assert output.serialise([value]) == reference_dump(value)
+    assert fast.write(value) is None
+    assert libyaml.write_document(value) == reference_dump(value)
 
 
 @pytest.mark.parametrize(
@@ -214,7 +306,7 @@ def test_write_hands_back_what_it_can_t_be_sure_of(value: dict[Any, Any]) -> Non
     ],
 )
 def test_write_writes_strings_and_nesting_as_libyaml_does(value: dict[str, Any]) -> None:
-    assert template_yaml.write(value) == reference_dump(value)
+    assert fast.write(value) == reference_dump(value)
 
 
 # Every character libyaml's emitter weighs when it chooses a style for printable ASCII.
@@ -224,9 +316,9 @@ _INDICATORS = "ab1:#-? ,[]{}'\"%@`|>*&!/=.~^$()_;<+\\"
 @settings(max_examples=500, deadline=None)
 @given(st.dictionaries(st.text(_INDICATORS, max_size=8), st.text(_INDICATORS, max_size=10) | st.lists(st.text(_INDICATORS, max_size=6), max_size=3), min_size=1, max_size=4))  # fmt: skip
 def test_keys_and_strings_it_writes_without_asking_libyaml_are_what_libyaml_writes(value: dict[str, Any]) -> None:
-    template_yaml._KEY_FORM.clear()  # each text is new: its form comes from the rules, not from libyaml
-    template_yaml._STRING_FORM.clear()
-    assert template_yaml.write(value) == reference_dump(value)
+    fast._KEY_FORM.clear()  # each text is new: its form comes from the rules, not from libyaml
+    fast._STRING_FORM.clear()
+    assert fast.write(value) == reference_dump(value)
 
 
 _KEYS = ["a", "b", "c.d", "x_1", "y-2"]
@@ -294,7 +386,7 @@ def test_any_arrangement_of_lines_is_read_as_libyaml_reads_it_or_handed_back(see
         elif len(lines) > 1:
             del lines[at]
     text = "".join(" " * indent + line + "\n" for indent, line in lines)
-    got = template_yaml.read(text)
+    got = fast.read(text)
     if got is None:
         # Only what is not the templates' YAML is handed back: an odd leaf or key, or a moved line.
         assert odd or mutations, text
@@ -323,14 +415,14 @@ def test_a_render_of_mutated_replicas_is_the_same_bytes_as_through_libyaml(data:
         except (InputError, RenderFailure):
             return None
 
-    fast = rendered()
-    real_read = template_yaml.read
-    template_yaml.read = lambda text: None  # type: ignore[assignment]
+    quick = rendered()
+    real_read = fast.read
+    fast.read = lambda text: None  # type: ignore[assignment]
     try:
         through_libyaml = rendered()
     finally:
-        template_yaml.read = real_read
-    assert fast == through_libyaml
+        fast.read = real_read
+    assert quick == through_libyaml
 
 
 _EDGES = ["...k", "---k", "..", "--", "- k", "-k", ":k", "?k", "k:", "k: v", "k ", " k", "k  v", "k #c", "k#c", "@k", "`k", "%k", "!k"]
@@ -339,7 +431,7 @@ _EDGES += ["&k", "*k", "|k", ">k", "'k", '"k', "k,l", "[k", "{k", "k]", "$(K)", 
 
 @pytest.mark.parametrize("text", _EDGES)
 def test_a_text_at_the_edge_of_plain_is_written_as_libyaml_writes_it(text: str) -> None:
-    template_yaml._KEY_FORM.clear()  # the rules decide, not a form libyaml gave earlier
-    template_yaml._STRING_FORM.clear()
+    fast._KEY_FORM.clear()  # the rules decide, not a form libyaml gave earlier
+    fast._STRING_FORM.clear()
     value = {text: text, "list": [text]}
-    assert template_yaml.write(value) == reference_dump(value)
+    assert fast.write(value) == reference_dump(value)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import __version__, crd
+from .. import __version__, crd
 
 DIALECT = "http://json-schema.org/draft-07/schema#"
 

@@ -31,10 +31,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from .errors import EXIT_INVALID, EXIT_OK, FieldPath, InputError, RenderFailure, SourceError, UsageError, format_path
-from .flags import small_decimal
-from .options import Options
-from .sources import Document, Positions
+import yaml
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
+from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, InputError, RenderFailure, SourceError, UsageError, format_path
+from ..facts.flags import small_decimal
+from ..options import Options, parse_gateway, parse_namespace
+from ..pipeline import classify, render_documents
+from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
+from ..validation.structural import describe, unknown_field
 
 PROG = "modelplane-render"
 STDIN = "<stdin>"
@@ -207,7 +214,6 @@ def locate(data: Any, files: Optional[dict[str, Optional[list[Document]]]] = Non
 def _origin_file(origin: Any) -> Optional[str]:
     if not isinstance(origin, str):
         return None
-    import yaml
 
     try:
         data = yaml.safe_load(origin)
@@ -227,8 +233,6 @@ def _origin_file(origin: Any) -> Optional[str]:
 
 def _documents_of(path: str) -> Optional[list[Document]]:
     """The documents of a regular file, or None when it can't be read or isn't valid YAML."""
-    from .sources import decode, load_documents, read_file
-
     if not os.path.isfile(path):
         return None
     try:
@@ -258,8 +262,6 @@ class Request:
 
 
 def _yaml() -> Any:
-    from ruamel.yaml import YAML
-
     # kustomize's own style: two spaces, sequences not indented under their key; never fold.
     handler = YAML(typ="rt")
     handler.preserve_quotes = True
@@ -270,8 +272,6 @@ def _yaml() -> Any:
 
 def parse_input(raw: bytes) -> Request:
     """The ResourceList on stdin, read as the command line reads a file (YAML 1.1, strict)."""
-    from .sources import decode, load_documents
-
     try:
         text = decode(STDIN, raw)
         documents = load_documents(STDIN, text)
@@ -361,14 +361,10 @@ def read_function_config(config: Any) -> FunctionConfig:
 
 
 def _unknown(key: str, known: Iterable[str]) -> str:
-    from .validation.structural import unknown_field
-
     return unknown_field(key, sorted(known))
 
 
 def _describe(value: Any) -> str:
-    from .validation.structural import describe
-
     return describe(value)
 
 
@@ -387,14 +383,10 @@ def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: 
 
 
 def _namespace(value: str) -> Optional[str]:
-    from .cli_options import parse_namespace
-
     return parse_namespace(value, source="")
 
 
 def _gateway(value: str) -> Optional[tuple[str, str]]:
-    from .cli_options import parse_gateway
-
     return parse_gateway(value, source="")
 
 
@@ -459,9 +451,6 @@ def strip_orchestration(data: dict[str, Any]) -> dict[str, Any]:
 
 def render(request: Request, config: FunctionConfig) -> list[Any]:
     """The output items: the input's, with each replica's objects in place of the replicas."""
-    from .pipeline import classify, render_documents
-    from .sources import iter_documents
-
     labelled: dict[str, Place] = {}  # Document.file of an item with no readable file -> its place
     in_files: dict[str, list[Document]] = {}  # real file -> its documents, to name the object of an error
     documents: list[Document | SourceError] = []
@@ -511,8 +500,6 @@ def to_node(value: Any) -> Any:
     `1:20`) is quoted, as PyYAML quotes it: ruamel judges by YAML 1.2 alone. (Building the
     nodes is much faster than having ruamel parse the command line's text.)
     """
-    from ruamel.yaml.comments import CommentedMap, CommentedSeq
-
     if isinstance(value, dict):
         return CommentedMap((_scalar(k), to_node(v)) for k, v in value.items())
     if isinstance(value, list):
@@ -523,9 +510,6 @@ def to_node(value: Any) -> Any:
 def _scalar(value: Any) -> Any:
     if not isinstance(value, str):
         return value
-    import yaml
-    from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
-
     if "\n" in value:
         return LiteralScalarString(value)
     tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
@@ -559,8 +543,6 @@ def write_output(request: Optional[Request], items: Optional[list[Any]], problem
         if items is not None and items is not request.items:
             sequence = root["items"] if root.get("items") is not None else None
             if sequence is None:
-                from ruamel.yaml.comments import CommentedSeq
-
                 sequence = root["items"] = CommentedSeq()
             _replace_in_place(sequence, items)
     if problems:

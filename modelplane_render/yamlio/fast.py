@@ -1,5 +1,5 @@
 """The YAML our templates render, read and written in a few passes of C (re, json, str) instead of one
-Python object per libyaml event: the event path costs half of a large render.
+Python object per libyaml event, which cost half of a large render.
 
 The templates write block mappings and sequences of plain keys, whose values are literals of the
 template or `tojson` (one line of JSON, which is YAML flow syntax). `read` takes exactly that and
@@ -9,7 +9,7 @@ a bool...), which then goes through libyaml: so what `read` returns is what liby
 it: as it is where the emitter's rules surely write it plain, else asked of libyaml once per
 distinct text (all of an object's new ones in one document). It returns None for what it can't be
 sure of (a very long string, a `|+` block, a float), which goes through libyaml too.
-tests/test_template_yaml.py holds both to libyaml, byte for byte.
+tests/test_yamlio.py holds both to libyaml, byte for byte.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from typing import Any, Optional
 
 import yaml
 
-from .yaml_scalars import BOOL, INT, NULL, PLAIN, STR, scalar_out, string_out, tag_of
+from .libyaml import output_dumper
+from .scalars import BOOL, INT, NULL, PLAIN, STR, scalar_out, string_out, tag_of
 
 # A line of the block structure: indentation, an optional `- `, then `key:`, `key: value` or a value.
 _LINE = re.compile(r"( *)(- )?(?:([A-Za-z_][A-Za-z0-9_.-]*):(?: (.+))?|(.+))\Z")
@@ -276,8 +277,6 @@ def _learn_forms(keys: set[str], strings: set[str]) -> None:
 
 def _written_items(keys: list[str], strings: list[str]) -> str:
     """A document of one sequence: a `key: null` mapping for each key, then each string."""
-    from .output import output_dumper
-
     stream = io.StringIO()
     dumper = output_dumper(stream)
     emit = dumper.emit

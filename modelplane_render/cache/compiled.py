@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from typing import Optional
 
-from .cache import ENV_CACHE_DIR, usable_directory
+from .directory import ENV_CACHE_DIR, usable_directory
 
 
 def compiled_dir(name: str) -> Optional[str]:

@@ -12,6 +12,7 @@ removal and an addition), and compared as the exact YAML `render` prints for eac
 from __future__ import annotations
 
 import difflib
+import html
 import os
 import posixpath
 import subprocess
@@ -19,17 +20,16 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
 
-from . import constants, names
-from .errors import InputError, RenderFailure, SourceError, UsageError
-from .options import Options
-from .output import serialise, sort_key
-from .pipeline import classify, render_documents
-from .sources import MAX_FILE_BYTES, Document, decode, display_path, iter_documents, load_documents
-from .walk import is_source_file, is_walked_directory
+from ... import constants, names
+from ...errors import InputError, RenderFailure, SourceError, UsageError
+from ...kinds import WORKLOAD_KINDS
+from ...options import Options
+from ...output import serialise, sort_key
+from ...pipeline import classify, render_documents
+from ...sources import MAX_FILE_BYTES, Document, decode, display_path, iter_documents, load_documents
+from ...walk import is_source_file, is_walked_directory
 
 WORK_TREE = "work tree"
-# Kinds whose removal deletes running pods: the reason a rename deserves a note.
-WORKLOAD_KINDS = frozenset({"LeaderWorkerSet", "Deployment", "StatefulSet"})
 # Symlinks inside a tree are followed at most this often, as the kernel's ELOOP limit.
 MAX_SYMLINK_HOPS = 40
 
@@ -557,8 +557,6 @@ def _cell(text: str) -> str:
 
 def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT) -> str:
     """A pull-request comment: the summary, then a collapsible section per source file (as argocd-diff-preview)."""
-    import html
-
     c = comparison
     head = [MARKDOWN_MARKER + "\n", "### modelplane-render diff\n", "\n"]
     if not c.changes:

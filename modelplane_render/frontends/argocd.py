@@ -33,13 +33,16 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Optional
 
-from .cli_options import parse_gateway, parse_namespace
-from .constants import DRA_API, LABEL_REPLICA, LWS_API, POOL_API, ROUTE_API
-from .errors import InputError, RenderFailure, SourceError, UsageError
-from .options import Options
+from ..cache.render import argocd_key, cached
+from ..constants import LABEL_REPLICA
+from ..errors import InputError, RenderFailure, SourceError, UsageError
+from ..kinds import API_REMEDIES
+from ..options import Options, parse_gateway, parse_namespace
+from ..pipeline import render_paths
+from ..sources import MAX_FILE_BYTES, find_files
 
 if TYPE_CHECKING:
-    from .pipeline import Rendered
+    from ..pipeline import Rendered
 
 PLUGIN_NAME = "modelplane-render"
 PLUGIN_VERSION = "v1"
@@ -94,15 +97,8 @@ PARAMETERS = (NAMESPACE, GATEWAY, CHECK_CLUSTER_APIS)
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
 
-# The APIs our rendered objects use, and what the destination cluster needs to serve each.
-# Objects passed through unchanged are the user's own and are not checked: Argo CD names
-# their missing APIs itself.
-API_REMEDIES = {
-    LWS_API: "install LeaderWorkerSet (LWS) >= v0.7",
-    DRA_API: "DRA v1 is served from Kubernetes 1.34: upgrade the cluster to >= 1.34",
-    POOL_API: "install the Gateway API Inference Extension v1 CRDs",
-    ROUTE_API: "install the Gateway API v1 CRDs",
-}
+# The APIs our rendered objects use that a cluster may lack are kinds.API_REMEDIES. Objects passed
+# through unchanged are the user's own and are not checked: Argo CD names their missing APIs itself.
 
 
 @dataclass(frozen=True)
@@ -261,8 +257,6 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
     `settings.api_versions` (`settings.source_path` only changes how errors are shown, and errors
     are raised, never returned).
     """
-    from .pipeline import render_paths
-
     rendered = render_paths([source_dir], settings.options)
     if not rendered.objects:
         # Argo CD would prune every live object of the Application.
@@ -276,8 +270,6 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
 
 def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
     """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault."""
-    from .cache import argocd_key, cached
-
     settings = settings_from_env(env)
     try:
         # The key is the environment as given (what main()'s cache.answer looks up before parsing
@@ -307,8 +299,6 @@ def discover(source_dir: str = ".") -> Optional[str]:
     here: a file that can't be read doesn't match, and `generate` reports it if the app
     matches through another file.
     """
-    from .sources import MAX_FILE_BYTES, find_files
-
     files, _ = find_files([source_dir])
     for shown, real in files:
         try:

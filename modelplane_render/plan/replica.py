@@ -1,0 +1,105 @@
+"""The objects a replica becomes, and what each is named (names.py holds the naming rules)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import constants as c
+from .. import kinds, names
+from ..facts.engines import decode_engine, is_prefill_decode, member_is_serving, serving_port
+from ..model import ModelReplica
+from ..options import Options
+from . import ReplicaPlan
+from .picker import picker_config_text, picker_deployment
+from .pods import device_requests, pod
+
+
+def plan_replica(replica: ModelReplica, options: Options, source: str) -> ReplicaPlan:
+    name = replica.metadata.name
+    namespace = replica.metadata.namespace or options.namespace
+    assert namespace, "a replica without a namespace is rejected before planning"
+    pd = is_prefill_decode(replica)
+    meta_labels = _object_labels(replica)
+    meta_annotations = dict(replica.metadata.annotations)
+    plan = ReplicaPlan(name, namespace)
+
+    def add(kind: kinds.OutputKind, obj_name: str, **values: Any) -> None:
+        values.setdefault("labels", meta_labels)
+        values.setdefault("annotations", meta_annotations)
+        plan.add(kind, obj_name, {"name": obj_name, "namespace": namespace, **values}, source)
+
+    picker = names.picker_name(name)
+    pool = names.pool_name(name)
+    config_text = picker_config_text(replica)
+    add(kinds.SERVICE_ACCOUNT, picker)
+    add(kinds.ROLE, picker)
+    add(kinds.ROLE_BINDING, picker, service_account=picker)
+    add(kinds.CONFIG_MAP, picker, data={c.PICKER_CONFIG_KEY: config_text})
+
+    workloads: list[tuple[str, dict[str, Any]]] = []
+    for engine in replica.spec.engines:
+        pods: dict[str, dict[str, Any]] = {}
+        for member in engine.members:
+            claim = None
+            if member.device_requests:
+                claim = names.claim_template_name(name, engine.name, member.role)
+                add(kinds.RESOURCE_CLAIM_TEMPLATE, claim, requests=device_requests(member))
+            pods[member.role] = pod(replica, engine, member, claim, pd)
+        workers = engine.member("Worker")
+        size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
+        workloads.append(
+            (
+                names.workload_name(name, engine.name),
+                {
+                    "replicas": engine.copies,
+                    "size": size,
+                    "leader": pods.get("Leader"),
+                    "worker": pods.get("Worker") or pods["Standalone"],
+                    "engine_label": engine.name,
+                },
+            )
+        )
+    for workload, values in workloads:
+        add(kinds.LEADER_WORKER_SET, workload, **values)
+
+    serving_engine = decode_engine(replica) if pd else replica.spec.engines[0]
+    serving_member = next(m for m in serving_engine.members if member_is_serving(m))
+    target_port = c.PD_SIDECAR_PORT if pd else serving_port(serving_engine, serving_member, pd)
+    add(
+        kinds.INFERENCE_POOL,
+        pool,
+        selector={c.LABEL_SERVING: names.label_value(name)},
+        target_port=target_port,
+        picker=picker,
+        picker_port=c.PICKER_GRPC_PORT,
+    )
+    add(
+        kinds.SERVICE,
+        picker,
+        selector={c.LABEL_PICKER_APP: picker},
+        port=c.PICKER_GRPC_PORT,
+        port_name=c.PICKER_GRPC_SERVICE_PORT_NAME,
+    )
+    add(kinds.DEPLOYMENT, picker, **picker_deployment(replica, picker, pool, config_text))
+    add(kinds.POD_DISRUPTION_BUDGET, picker, selector={c.LABEL_PICKER_APP: picker})
+    if options.gateway:
+        gateway_namespace, gateway_name = options.gateway
+        add(
+            kinds.HTTP_ROUTE,
+            names.route_name(name),
+            gateway_namespace=gateway_namespace,
+            gateway_name=gateway_name,
+            # No namespace in the path: a string kustomize's namespace overlay could not rewrite.
+            # Replica names are unique per cluster in Modelplane (cluster and index are in them).
+            path_prefix=f"/{name}/",
+            pool=pool,
+        )
+    return plan
+
+
+def _object_labels(replica: ModelReplica) -> dict[str, str]:
+    """The replica's own labels reach every object's metadata (never a selector), then ours."""
+    labels = dict(replica.metadata.labels)
+    labels[c.LABEL_MANAGED_BY] = c.MANAGED_BY
+    labels[c.LABEL_REPLICA] = names.label_value(replica.metadata.name)
+    return labels
