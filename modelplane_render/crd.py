@@ -29,7 +29,7 @@ def crd_text() -> str:
         with open(_CRD_PATH, encoding="utf-8") as handle:
             return handle.read()
     except FileNotFoundError:  # installed without files on disk (a zip): ask the loader
-        from importlib import resources  # deferred (startup.DEFERRED): only a zip install needs it
+        import importlib.resources as resources  # deferred (startup.DEFERRED): only a zip install needs it
 
         return resources.files(__package__).joinpath("crds", CRD_FILE).read_text(encoding="utf-8")
 

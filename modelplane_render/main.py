@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import sys
@@ -12,7 +13,7 @@ from .cache.render import answer
 from .commands import writer
 from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
 
-# Light by design (startup.CACHE_HIT_MODULES): argparse, re and typing are imported only when
+# Light by design (startup.CACHE_HIT): argparse, re and typing are imported only when
 # needed, and a command's module only when it runs, so a render-cache hit costs little more than
 # the interpreter's start-up (argparse alone would double that).
 TYPE_CHECKING = False
@@ -163,7 +164,5 @@ def entry() -> NoReturn:
     # A process renders once and exits, and a render makes no reference cycles worth collecting
     # (peak memory of 1000 replicas is the same without the collector): the cyclic collector's
     # passes over a growing heap only cost time, 19% of a render of 1000 replicas.
-    import gc
-
     gc.disable()
     sys.exit(main())

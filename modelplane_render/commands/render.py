@@ -21,7 +21,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from_args(args)
 
     def produce() -> str:
-        # Deferred (startup.DEFERRED): a render-cache hit after the command line is parsed never loads the stages.
+        # Deferred (startup.DEFERRED): a render-cache hit found after parsing loads no stage.
         from ..pipeline import render_paths
 
         return render_paths(list(args.paths), options).text
