@@ -7,6 +7,7 @@ from __future__ import annotations
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable
+    from typing import Any, Optional
 
 PathPart = str | int
 FieldPath = tuple[PathPart, ...]
@@ -42,72 +43,111 @@ class MapKey(str):
     __slots__ = ()
 
 
-class SourceError:
-    """One fault in the input, at a place in a source file.
+class Finding:
+    """One thing a run found in its input: where, which field, what, and how serious.
 
-    A frozen record ordered by file, line, column, path and message (as a frozen, ordered
-    dataclass would be, written out to keep dataclasses out of this module).
+    The command line, Argo CD and the KRM function all report these: a line on stderr
+    (`file:line:col: path: message`) and, for KRM, a `results` entry written from the same
+    record. `line` and `column` are 0 where the place in a file is not known; `file` is then
+    what stands for the place (`ModelReplica ns/name (base/qwen.yaml)`, or `modelplane-render`
+    for a fault with no place, which has no `path` either). KRM adds the object (`resource`,
+    `index`) and the file it came from (`origin`). A frozen record ordered by file, line,
+    column, path and message (as a frozen, ordered dataclass would be, written out to keep
+    dataclasses out of this module).
     """
 
-    __slots__ = ("file", "line", "column", "path", "message")
+    __slots__ = ("file", "line", "column", "path", "message", "severity", "resource", "origin", "index")
     __match_args__ = ("file", "line", "column", "path", "message")
 
     file: str
     line: int
     column: int
-    path: str
+    path: Optional[str]
     message: str
+    severity: str  # ERROR or WARNING
+    resource: Optional[tuple[tuple[str, str], ...]]  # apiVersion, kind, name, namespace of the object
+    origin: Optional[str]  # the file the object came from, as a KRM result names it
+    index: Optional[int]  # the object's document in that file
 
-    def __init__(self, file: str, line: int, column: int, path: str, message: str) -> None:
-        for name, value in zip(self.__slots__, (file, line, column, path, message), strict=True):
+    def __init__(
+        self,
+        file: str,
+        line: int,
+        column: int,
+        path: Optional[str],
+        message: str,
+        *,
+        severity: str = "error",
+        resource: Optional[tuple[tuple[str, str], ...]] = None,
+        origin: Optional[str] = None,
+        index: Optional[int] = None,
+    ) -> None:
+        values = (file, line, column, path, message, severity, resource, origin, index)
+        for name, value in zip(self.__slots__, values, strict=True):
             object.__setattr__(self, name, value)
 
-    def _fields(self) -> tuple[str, int, int, str, str]:
-        return (self.file, self.line, self.column, self.path, self.message)
+    def _all(self) -> tuple[Any, ...]:
+        return tuple(getattr(self, name) for name in self.__slots__)
 
-    def replace(self, **changes: str | int) -> SourceError:
+    def _order(self) -> tuple[Any, ...]:
+        return (self.file, self.line, self.column, self.path or "", self.message, repr(self._all()))
+
+    def replace(self, **changes: Any) -> Finding:
         """A copy with some fields changed (dataclasses.replace)."""
-        values = dict(zip(self.__slots__, self._fields(), strict=True)) | changes
-        return SourceError(**values)  # type: ignore[arg-type]
+        values = dict(zip(self.__slots__, self._all(), strict=True)) | changes
+        positional = [values.pop(name) for name in self.__match_args__]
+        return Finding(*positional, **values)
 
     def __setattr__(self, name: str, value: object) -> None:
-        raise AttributeError(f"cannot assign to field {name!r}: a SourceError is frozen")
+        raise AttributeError(f"cannot assign to field {name!r}: a Finding is frozen")
 
     def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field {name!r}: a SourceError is frozen")
+        raise AttributeError(f"cannot delete field {name!r}: a Finding is frozen")
 
     def __eq__(self, other: object) -> bool:
-        return self._fields() == other._fields() if type(other) is SourceError else NotImplemented
+        return self._all() == other._all() if type(other) is Finding else NotImplemented
 
-    def __lt__(self, other: SourceError) -> bool:
-        return self._fields() < other._fields() if type(other) is SourceError else NotImplemented
+    def __lt__(self, other: Finding) -> bool:
+        return self._order() < other._order() if type(other) is Finding else NotImplemented
 
-    def __le__(self, other: SourceError) -> bool:
-        return self._fields() <= other._fields() if type(other) is SourceError else NotImplemented
+    def __le__(self, other: Finding) -> bool:
+        return self._order() <= other._order() if type(other) is Finding else NotImplemented
 
-    def __gt__(self, other: SourceError) -> bool:
-        return self._fields() > other._fields() if type(other) is SourceError else NotImplemented
+    def __gt__(self, other: Finding) -> bool:
+        return self._order() > other._order() if type(other) is Finding else NotImplemented
 
-    def __ge__(self, other: SourceError) -> bool:
-        return self._fields() >= other._fields() if type(other) is SourceError else NotImplemented
+    def __ge__(self, other: Finding) -> bool:
+        return self._order() >= other._order() if type(other) is Finding else NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._fields())
+        return hash(self._all())
 
-    def __reduce__(self) -> tuple[type[SourceError], tuple[str, int, int, str, str]]:
-        return (SourceError, self._fields())  # pickle and copy: built again, never assigned to
+    def __reduce__(self) -> Any:
+        return (_rebuild, (self._all(),))  # pickle and copy: built again, never assigned to
 
     def __repr__(self) -> str:
-        return f"SourceError(file={self.file!r}, line={self.line!r}, column={self.column!r}, path={self.path!r}, message={self.message!r})"
+        shown = ", ".join(f"{name}={value!r}" for name, value in zip(self.__slots__, self._all(), strict=True))
+        return f"Finding({shown})"
 
     def __str__(self) -> str:
-        return f"{self.file}:{self.line}:{self.column}: {self.path}: {self.message}"
+        where = f"{self.file}:{self.line}:{self.column}" if self.line else self.file
+        field = "" if self.path is None else f"{self.path}: "
+        return f"{where}: {field}{self.message}"
+
+
+def _rebuild(values: tuple[Any, ...]) -> Finding:
+    file, line, column, path, message, severity, resource, origin, index = values
+    return Finding(file, line, column, path, message, severity=severity, resource=resource, origin=origin, index=index)
+
+
+ERROR = "error"
+WARNING = "warning"
 
 
 class InputError(Exception):
     """The input is invalid: every fault found, sorted by file, line and column."""
 
-    def __init__(self, errors: Iterable[SourceError]):
+    def __init__(self, errors: Iterable[Finding]):
         self.errors = sorted(set(errors))
         super().__init__("\n".join(str(e) for e in self.errors))
 

@@ -11,7 +11,7 @@ from . import __version__
 from .cache.directory import ENV_CACHE_DIR
 from .cache.render import answer
 from .commands import writer
-from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, InputError, RenderFailure, SourceError, UsageError
+from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Finding, InputError, RenderFailure, UsageError
 
 # Light by design (startup.CACHE_HIT): argparse, re and typing are imported only when
 # needed, and a command's module only when it runs, so a render-cache hit costs little more than
@@ -135,9 +135,10 @@ def _one_line(text: str, limit: int = MAX_ERROR_FIELD) -> str:
     return re.sub(_UNPRINTABLE, lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
 
 
-def _bounded(error: SourceError) -> SourceError:
+def _bounded(error: Finding) -> Finding:
     """An error whose file, path and message each fit on a line: a 1 MiB key is shown by its ends."""
-    return error.replace(file=_one_line(error.file), path=_one_line(error.path), message=_one_line(error.message))
+    path = None if error.path is None else _one_line(error.path)
+    return error.replace(file=_one_line(error.file), path=path, message=_one_line(error.message))
 
 
 def _report(*lines: str) -> None:

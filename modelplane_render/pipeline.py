@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from . import crd
-from .errors import InputError, RenderFailure, SourceError
+from .errors import Finding, InputError, RenderFailure
 from .options import Options
 from .output import parse_checked_and_serialised, serialise, sort_key
 from .plan.replica import plan_replica
@@ -37,7 +37,7 @@ class Rendered:
     text: str
 
 
-def classify(document: Document) -> tuple[str, Optional[SourceError]]:
+def classify(document: Document) -> tuple[str, Optional[Finding]]:
     """'replica', 'passthrough' or 'skip', or an error saying why the document can't be taken."""
     data = document.data
     if not isinstance(data, dict):
@@ -78,13 +78,13 @@ def classify(document: Document) -> tuple[str, Optional[SourceError]]:
     return "passthrough", None
 
 
-def render_documents(documents: Iterable[Document | SourceError], options: Options, *, emit: bool = True) -> Rendered:
+def render_documents(documents: Iterable[Document | Finding], options: Options, *, emit: bool = True) -> Rendered:
     """Validate every document, then (only if all are valid) plan, render and check the output."""
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
     replicas: list[tuple[Document, Any]] = []
     passthrough: list[dict[str, Any]] = []
     for item in documents:
-        if isinstance(item, SourceError):
+        if isinstance(item, Finding):
             errors.append(item)
             continue
         role, error = classify(item)
@@ -119,7 +119,7 @@ def render_documents(documents: Iterable[Document | SourceError], options: Optio
     return Rendered(objects, "".join(text for _, text in entries))
 
 
-def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) -> list[SourceError]:
+def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) -> list[Finding]:
     seen: dict[tuple[str, str], Document] = {}
     errors = []
     for document, replica in replicas:

@@ -15,7 +15,7 @@ from typing import Any, Optional
 
 import yaml
 
-from .errors import FieldPath, InputError, MapKey, SourceError, format_path
+from .errors import FieldPath, Finding, InputError, MapKey, format_path
 
 # Finding and reading the files lives in walk.py, which imports nothing heavy: a render-cache
 # hit walks the sources exactly as a render does, and must not pay for YAML to do it.
@@ -68,9 +68,9 @@ class Document:
     data: Any
     positions: Positions
 
-    def error(self, path: FieldPath, message: str, *, at_key: bool = False) -> SourceError:
+    def error(self, path: FieldPath, message: str, *, at_key: bool = False) -> Finding:
         line, col = self.positions.of_key(path) if at_key else self.positions.of_value(path)
-        return SourceError(self.file, line, col, format_path(path), message)
+        return Finding(self.file, line, col, format_path(path), message)
 
 
 class _Fault(Exception):
@@ -109,7 +109,7 @@ def decode(shown: str, raw: bytes) -> str:
             start = exc.start - exc.start % 2
             line, col = _line_col(raw[2 : 2 + start].decode(codec), start // 2)
             reason = "an odd number of bytes" if exc.reason == "truncated data" else "a lone surrogate"
-            raise InputError([SourceError(shown, line, col, ".", f"invalid UTF-16 text ({reason})")]) from None
+            raise InputError([Finding(shown, line, col, ".", f"invalid UTF-16 text ({reason})")]) from None
     else:
         try:
             text = raw.decode("utf-8")
@@ -117,7 +117,7 @@ def decode(shown: str, raw: bytes) -> str:
             before = raw[: exc.start].decode("utf-8")
             line, col = _line_col(before, len(before))
             raise InputError(
-                [SourceError(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]
+                [Finding(shown, line, col, ".", f"invalid UTF-8 (byte 0x{raw[exc.start]:02x}): files must be UTF-8 text")]
             ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -127,7 +127,7 @@ def decode(shown: str, raw: bytes) -> str:
     return text
 
 
-def _not_yaml_text(shown: str, text: str, *, utf16: bool = False) -> Optional[SourceError]:
+def _not_yaml_text(shown: str, text: str, *, utf16: bool = False) -> Optional[Finding]:
     """The first character YAML does not allow in its text, at its line and column."""
     bad = _NOT_YAML_TEXT.search(text)
     if not bad:
@@ -138,7 +138,7 @@ def _not_yaml_text(shown: str, text: str, *, utf16: bool = False) -> Optional[So
         message = "NUL byte in text: this looks like a binary file" + ("" if utf16 else ", or UTF-16 without a byte order mark")
     else:
         message = f"control character U+{ord(char):04X} is not allowed in YAML text"
-    return SourceError(shown, line, col, ".", message)
+    return Finding(shown, line, col, ".", message)
 
 
 class _Budget:
@@ -256,7 +256,7 @@ def load_documents(shown: str, text: str) -> list[Document]:
 
 def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     if len(text) > MAX_FILE_BYTES:
-        raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
+        raise InputError([Finding(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
     documents: list[Document] = []
     try:
         budget.new_file()
@@ -269,7 +269,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
             data = _construct(node, (), positions, 0, budget, set())
             documents.append(Document(shown, index, data, positions))
     except _Fault as fault:
-        raise InputError([SourceError(shown, fault.line, fault.column, format_path(fault.path), fault.message)]) from None
+        raise InputError([Finding(shown, fault.line, fault.column, format_path(fault.path), fault.message)]) from None
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line, col = (mark.line + 1, mark.column + 1) if mark else (1, 1)
@@ -277,13 +277,13 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
         # doesn't exist: point just after the last character instead.
         line, col = min((line, col), _line_col(text, len(text)))
         message = _syntax_message(exc, text)
-        raise InputError([SourceError(shown, line, col, ".", message if message == _TOO_DEEP else "YAML syntax: " + message)]) from None
+        raise InputError([Finding(shown, line, col, ".", message if message == _TOO_DEEP else "YAML syntax: " + message)]) from None
     except yaml.YAMLError as exc:
         # The reader's errors (a character YAML does not allow) carry no line: find it.
         where = _not_yaml_text(shown, text)
-        raise InputError([where or SourceError(shown, 1, 1, ".", f"YAML syntax: {str(exc).splitlines()[0]}")]) from None
+        raise InputError([where or Finding(shown, 1, 1, ".", f"YAML syntax: {str(exc).splitlines()[0]}")]) from None
     except RecursionError:
-        raise InputError([SourceError(shown, 1, 1, ".", _TOO_DEEP)]) from None
+        raise InputError([Finding(shown, 1, 1, ".", _TOO_DEEP)]) from None
     return documents
 
 
@@ -421,7 +421,7 @@ def _key_string(key: Any) -> str:
     return str(key)
 
 
-def iter_documents(paths: list[str]) -> Iterator[Document | SourceError]:
+def iter_documents(paths: list[str]) -> Iterator[Document | Finding]:
     """Every document of every file, or an error per file that can't be read.
 
     The limits on bytes and nodes hold for the whole run: a directory of many big files is
@@ -436,7 +436,7 @@ def iter_documents(paths: list[str]) -> Iterator[Document | SourceError]:
             raw = _read(shown, real, bytes_left)
             bytes_left -= len(raw)
             if bytes_left < 0:
-                yield SourceError(
+                yield Finding(
                     shown,
                     1,
                     1,
@@ -448,4 +448,4 @@ def iter_documents(paths: list[str]) -> Iterator[Document | SourceError]:
         except InputError as exc:
             yield from exc.errors
         except OSError as exc:
-            yield SourceError(shown, 1, 1, ".", f"cannot read: {_reason(exc)}")
+            yield Finding(shown, 1, 1, ".", f"cannot read: {_reason(exc)}")

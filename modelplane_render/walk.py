@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .errors import InputError, SourceError
+from .errors import Finding, InputError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
-def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceError]]:
+def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     """Expand command-line paths into (display name, real path) pairs, in a stable order.
 
     Directories are walked recursively in sorted order; only `*.yaml`/`*.yml` files are
@@ -49,10 +49,10 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
     can't be listed is an error: skipping it would silently drop the objects inside.
     """
     found: list[tuple[str, str]] = []
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
     for given in paths:
         if not os.path.lexists(given):
-            errors.append(SourceError(given, 1, 1, ".", "no such file or directory"))
+            errors.append(Finding(given, 1, 1, ".", "no such file or directory"))
             continue
         if os.path.isdir(given):
             root = os.path.realpath(given)
@@ -66,23 +66,23 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[SourceErro
                     shown = given if full == given else display_path(full)
                     problem = _unsafe_file(full, root)
                     if problem:
-                        errors.append(SourceError(shown, 1, 1, ".", problem))
+                        errors.append(Finding(shown, 1, 1, ".", problem))
                     else:
                         found.append((shown, full))
         else:
             problem = _unsafe_file(given, None)
             if problem:
-                errors.append(SourceError(given, 1, 1, ".", problem))
+                errors.append(Finding(given, 1, 1, ".", problem))
             else:
                 found.append((given, given))
     return found, errors
 
 
-def _walk_error(given: str, errors: list[SourceError]) -> Callable[[OSError], None]:
+def _walk_error(given: str, errors: list[Finding]) -> Callable[[OSError], None]:
     def unreadable(exc: OSError) -> None:
         where = exc.filename if isinstance(exc.filename, str) else given
         shown = where if where == given else display_path(where)
-        errors.append(SourceError(shown, 1, 1, ".", f"cannot read directory: {_reason(exc)}"))
+        errors.append(Finding(shown, 1, 1, ".", f"cannot read directory: {_reason(exc)}"))
 
     return unreadable
 
@@ -119,8 +119,8 @@ def _read(shown: str, path: str, limit: int) -> bytes:
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as handle:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise InputError([SourceError(shown, 1, 1, ".", "not a regular file (a device, FIFO or socket): refusing to read it")])
+            raise InputError([Finding(shown, 1, 1, ".", "not a regular file (a device, FIFO or socket): refusing to read it")])
         data = handle.read(min(limit, MAX_FILE_BYTES) + 1)
     if len(data) > MAX_FILE_BYTES:
-        raise InputError([SourceError(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
+        raise InputError([Finding(shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
     return data

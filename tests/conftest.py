@@ -30,7 +30,7 @@ SHARED = ROOT.parent / "shared"
 def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
     """(planned object, the text its template renders) for every replica of the valid fixtures."""
     from modelplane_render import render
-    from modelplane_render.errors import SourceError
+    from modelplane_render.errors import Finding
     from modelplane_render.options import Options
     from modelplane_render.pipeline import classify
     from modelplane_render.plan.replica import plan_replica
@@ -39,7 +39,7 @@ def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
 
     rendered = []
     for document in iter_documents([str(p) for p in VALID]):
-        if isinstance(document, SourceError) or classify(document)[0] != "replica":
+        if isinstance(document, Finding) or classify(document)[0] != "replica":
             continue
         replica, errors = judge_replica(document, "default")
         assert errors == []

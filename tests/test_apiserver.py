@@ -17,7 +17,7 @@ import yaml
 
 from conftest import INVALID, SHARED, VALID
 from modelplane_render import crd
-from modelplane_render.errors import SourceError
+from modelplane_render.errors import Finding
 from modelplane_render.options import Options
 from modelplane_render.pipeline import classify, render_paths
 from modelplane_render.sources import Document, decode, load_documents
@@ -113,9 +113,9 @@ def test_every_rendered_object_and_pod_is_accepted(api, case):  # type: ignore[n
 BEYOND_CRD_MARK = "beyond-crd"
 
 
-def our_verdict(document: Document) -> tuple[str, list[SourceError]]:
+def our_verdict(document: Document) -> tuple[str, list[Finding]]:
     """'accept', 'reject' (what the CRD says) or 'beyond-crd' (the CRD accepts, our output checks refuse)."""
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
     check_metadata(document, errors)
     if document.data.get("metadata", {}).get("generateName") is not None and not document.data.get("metadata", {}).get("name"):
         return BEYOND_CRD_MARK, errors

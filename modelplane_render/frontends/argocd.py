@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, Optional
 
 from ..cache.render import argocd_key, cached
 from ..constants import LABEL_REPLICA
-from ..errors import InputError, RenderFailure, SourceError, UsageError
+from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
 from ..options import Options, parse_gateway, parse_namespace
 from ..pipeline import render_paths
@@ -279,11 +279,11 @@ def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
         raise InputError(_in_repository(e, settings.source_path) for e in exc.errors) from None
 
 
-def _in_repository(error: SourceError, source_path: str) -> SourceError:
+def _in_repository(error: Finding, source_path: str) -> Finding:
     """An error's file shown by its path in the repository (`deploy/replicas/qwen.yaml`), as the UI user knows it."""
     if not source_path or error.file.startswith("/"):
         return error
-    return SourceError(posixpath.join(source_path, error.file), error.line, error.column, error.path, error.message)
+    return Finding(posixpath.join(source_path, error.file), error.line, error.column, error.path, error.message)
 
 
 # A top-level `kind: ModelReplica` (block style, at the start of a line), or a JSON-style `"kind": "ModelReplica"`.

@@ -36,7 +36,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
-from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, InputError, RenderFailure, SourceError, UsageError, format_path
+from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
 from ..options import Options, parse_gateway, parse_namespace
 from ..pipeline import classify, render_documents
@@ -78,54 +78,39 @@ def is_orchestration_annotation(key: str) -> bool:
 
 
 # ---------------------------------------------------------------------------------------------
-# Problems: one error, as a line on stderr and as a KRM result.
+# Findings: each error a line on stderr and a KRM result, written from the one record.
 
 
-@dataclass(frozen=True)
-class Problem:
-    """One error: `location: path: message` on stderr, a `results` entry in the output.
-
-    `location` is `file:line:col` when the object's own file is known here, else the object
-    (`ModelReplica ns/name`, with the file kustomize's origin annotation names, when it does),
-    else `modelplane-render` for a failure with no place (then there is no path either).
-    """
-
-    location: str
-    path: Optional[str]
-    message: str
-    resource: Optional[dict[str, str]] = None
-    file: Optional[str] = None
-    index: Optional[int] = None
-    order: tuple[Any, ...] = ()
-
-    def line(self) -> str:
-        if self.path is None:
-            return f"{self.location}: {self.message}"
-        return f"{self.location}: {self.path}: {self.message}"
-
-    def result(self) -> dict[str, Any]:
-        """A kyaml `framework.Result`: message, severity, resourceRef, field, file."""
-        result: dict[str, Any] = {"message": self.message, "severity": "error"}
-        if self.resource:
-            result["resourceRef"] = dict(self.resource)
-        if self.path is not None and self.path != ".":
-            result["field"] = {"path": self.path}
-        if self.file is not None:
-            result["file"] = {"path": self.file} if self.index is None else {"path": self.file, "index": self.index}
-        return result
+def result(finding: Finding) -> dict[str, Any]:
+    """A kyaml `framework.Result` of a finding: message, severity, resourceRef, field, file."""
+    written: dict[str, Any] = {"message": finding.message, "severity": finding.severity}
+    if finding.resource:
+        written["resourceRef"] = dict(finding.resource)
+    if finding.path is not None and finding.path != ".":
+        written["field"] = {"path": finding.path}
+    if finding.origin is not None:
+        written["file"] = {"path": finding.origin} if finding.index is None else {"path": finding.origin, "index": finding.index}
+    return written
 
 
-class Problems(Exception):
-    """The input can't be rendered: every problem found, in a stable order."""
+def in_result_order(findings: Iterable[Finding]) -> list[Finding]:
+    """Each finding once: those at a line of a file (stdin's too) by file, line and column, then those
+    placed by their object, then those with no place."""
 
-    def __init__(self, problems: Iterable[Problem]):
-        unique = {(p.order, p.line()): p for p in problems}
-        self.problems = [unique[key] for key in sorted(unique)]
-        super().__init__("\n".join(p.line() for p in self.problems))
+    def order(finding: Finding) -> tuple[Any, ...]:
+        rank = 0 if finding.line else 1 if finding.path is not None else 2
+        return (rank, finding.file, finding.line, finding.column, str(finding))
+
+    unique = {order(f): f for f in findings}
+    return [unique[key] for key in sorted(unique)]
 
 
-def _general(message: str) -> Problem:
-    return Problem(PROG, None, message, order=(2,))
+def _general(message: str) -> Finding:
+    return Finding(PROG, 0, 0, None, message)
+
+
+def _ref(ref: Optional[dict[str, str]]) -> Optional[tuple[tuple[str, str], ...]]:
+    return tuple(ref.items()) if ref else None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -149,22 +134,15 @@ class Place:
         shown = f"{self.ref['namespace']}/{name}" if self.ref.get("namespace") else name
         return f"{kind} {shown}" + (f" ({self.file})" if self.file else "")
 
-    def problem(self, path: FieldPath, message: str, *, at_key: bool = False) -> Problem:
+    def problem(self, path: FieldPath, message: str, *, at_key: bool = False) -> Finding:
         if self.document is not None:
-            return _from_source_error(self.document.error(path, message, at_key=at_key), self.ref, self.document.index)
-        return Problem(self.label, format_path(path), message, self.ref, self.file, self.index, order=(1, self.label))
+            return _in_its_file(self.document.error(path, message, at_key=at_key), self.ref, self.document.index)
+        return Finding(self.label, 0, 0, format_path(path), message, resource=_ref(self.ref), origin=self.file, index=self.index)
 
 
-def _from_source_error(error: SourceError, ref: Optional[dict[str, str]], index: Optional[int]) -> Problem:
-    return Problem(
-        f"{error.file}:{error.line}:{error.column}",
-        error.path,
-        error.message,
-        ref,
-        error.file,
-        index,
-        order=(0, error.file, error.line, error.column),
-    )
+def _in_its_file(finding: Finding, ref: Optional[dict[str, str]], index: Optional[int]) -> Finding:
+    """A finding at a line of a file, with the object it is about."""
+    return finding.replace(resource=_ref(ref), origin=finding.file, index=index)
 
 
 def resource_ref(data: Any) -> dict[str, str]:
@@ -276,17 +254,17 @@ def parse_input(raw: bytes) -> Request:
         text = decode(STDIN, raw)
         documents = load_documents(STDIN, text)
     except InputError as exc:
-        raise Problems(_from_source_error(e, None, None) for e in exc.errors) from None
+        raise InputError(_in_its_file(e, None, None) for e in exc.errors) from None
     if not documents:
-        raise Problems([_stdin(1, 1, ".", f"no input: a KRM function reads a {RESOURCE_LIST_API_VERSION} {RESOURCE_LIST_KIND} on stdin")])
+        raise InputError([_stdin(1, 1, ".", f"no input: a KRM function reads a {RESOURCE_LIST_API_VERSION} {RESOURCE_LIST_KIND} on stdin")])
     if len(documents) > 1:
         line, col = documents[1].positions.of_value(())
-        raise Problems([_stdin(line, col, ".", f"more than one YAML document: the input must be one {RESOURCE_LIST_KIND}")])
+        raise InputError([_stdin(line, col, ".", f"more than one YAML document: the input must be one {RESOURCE_LIST_KIND}")])
     document = documents[0]
     data = document.data
     problems = []
     if not isinstance(data, dict):
-        raise Problems([_from_source_error(document.error((), f"the input must be a {RESOURCE_LIST_KIND} (a mapping)"), None, None)])
+        raise InputError([_in_its_file(document.error((), f"the input must be a {RESOURCE_LIST_KIND} (a mapping)"), None, None)])
     if (data.get("apiVersion"), data.get("kind")) != (RESOURCE_LIST_API_VERSION, RESOURCE_LIST_KIND):
         got = f"{data.get('apiVersion')} {data.get('kind')}"
         problems.append(document.error(("kind",), f"the input must be a {RESOURCE_LIST_API_VERSION} {RESOURCE_LIST_KIND}, not {got}"))
@@ -296,19 +274,19 @@ def parse_input(raw: bytes) -> Request:
     elif not isinstance(items, list):
         problems.append(document.error(("items",), "must be a list of objects"))
     if problems:
-        raise Problems(_from_source_error(e, None, None) for e in problems)
+        raise InputError(_in_its_file(e, None, None) for e in problems)
     try:
         root = _yaml().load(text)
     except Exception as exc:  # ruamel reads what our loader read; this is the last line of defence
-        raise Problems([_stdin(1, 1, ".", f"cannot read the input back for output: {str(exc).splitlines()[0]}")]) from None
+        raise InputError([_stdin(1, 1, ".", f"cannot read the input back for output: {str(exc).splitlines()[0]}")]) from None
     nodes = root.get("items") if root.get("items") is not None else []
     if len(nodes) != len(items):
         raise RenderFailure("the input's items were read differently by the two YAML readers; please report it with the input")
     return Request(root, list(nodes), list(items), data.get("functionConfig"))
 
 
-def _stdin(line: int, col: int, path: str, message: str) -> Problem:
-    return Problem(f"{STDIN}:{line}:{col}", path, message, order=(0, STDIN, line, col))
+def _stdin(line: int, col: int, path: str, message: str) -> Finding:
+    return Finding(STDIN, line, col, path, message)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,13 +310,13 @@ def read_function_config(config: Any) -> FunctionConfig:
         return FunctionConfig()
     place = locate(config)
     if not isinstance(config, dict):
-        raise Problems([place.problem((), f"functionConfig must be a {CONFIG_API_VERSION} {CONFIG_KIND} (a mapping)")])
+        raise InputError([place.problem((), f"functionConfig must be a {CONFIG_API_VERSION} {CONFIG_KIND} (a mapping)")])
     if place.ref.get("kind") is None:
         place.ref["kind"] = CONFIG_KIND
-    problems: list[Problem] = []
+    problems: list[Finding] = []
     if (config.get("apiVersion"), config.get("kind")) != (CONFIG_API_VERSION, CONFIG_KIND):
         got = f"{config.get('apiVersion')} {config.get('kind')}"
-        raise Problems([place.problem(("kind",), f"functionConfig must be a {CONFIG_API_VERSION} {CONFIG_KIND}, not {got}")])
+        raise InputError([place.problem(("kind",), f"functionConfig must be a {CONFIG_API_VERSION} {CONFIG_KIND}, not {got}")])
     for key in config:
         if key not in CONFIG_FIELDS:
             problems.append(place.problem((key,), _unknown(key, CONFIG_FIELDS), at_key=True))
@@ -348,7 +326,7 @@ def read_function_config(config: Any) -> FunctionConfig:
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        raise Problems([*problems, place.problem(("spec",), f"must be a mapping, not {_describe(spec)}")])
+        raise InputError([*problems, place.problem(("spec",), f"must be a mapping, not {_describe(spec)}")])
     for key in spec:
         if key not in CONFIG_SPEC_FIELDS:
             problems.append(place.problem(("spec", key), _unknown(key, CONFIG_SPEC_FIELDS), at_key=True))
@@ -356,7 +334,7 @@ def read_function_config(config: Any) -> FunctionConfig:
     gateway = _option(place, spec, "gateway", _gateway, problems)
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
-        raise Problems(problems)
+        raise InputError(problems)
     return FunctionConfig(Options(namespace=namespace, gateway=gateway), sources)
 
 
@@ -368,7 +346,7 @@ def _describe(value: Any) -> str:
     return describe(value)
 
 
-def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: list[Problem]) -> Any:
+def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: list[Finding]) -> Any:
     value = spec.get(key)
     if value is None:
         return None
@@ -390,7 +368,7 @@ def _gateway(value: str) -> Optional[tuple[str, str]]:
     return parse_gateway(value, source="")
 
 
-def _sources(place: Place, value: Any, problems: list[Problem]) -> tuple[str, ...]:
+def _sources(place: Place, value: Any, problems: list[Finding]) -> tuple[str, ...]:
     """Source paths: relative, inside the directory the function runs in (kustomize's own rule).
 
     kustomize refuses to read a file outside the kustomization's directory (its default load
@@ -424,15 +402,15 @@ def _sources(place: Place, value: Any, problems: list[Problem]) -> tuple[str, ..
 
 @dataclass
 class Outcome:
-    """The text for stdout, the problems for stderr, and the exit code."""
+    """The text for stdout, the findings for stderr, and the exit code."""
 
     text: str
-    problems: list[Problem]
+    problems: list[Finding]
     code: int
 
     @property
     def stderr(self) -> str:
-        return "".join(p.line() + "\n" for p in self.problems)
+        return "".join(f"{p}\n" for p in self.problems)
 
 
 def strip_orchestration(data: dict[str, Any]) -> dict[str, Any]:
@@ -453,7 +431,7 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
     """The output items: the input's, with each replica's objects in place of the replicas."""
     labelled: dict[str, Place] = {}  # Document.file of an item with no readable file -> its place
     in_files: dict[str, list[Document]] = {}  # real file -> its documents, to name the object of an error
-    documents: list[Document | SourceError] = []
+    documents: list[Document | Finding] = []
     replicas: list[int] = []
     kept: set[int] = set()
     files: dict[str, Optional[list[Document]]] = {}
@@ -479,9 +457,9 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
     try:
         rendered = render_documents(documents, config.options)
     except InputError as exc:
-        raise Problems(_place_error(e, labelled, in_files) for e in exc.errors) from None
+        raise InputError(_place_error(e, labelled, in_files) for e in exc.errors) from None
     except RenderFailure as exc:
-        raise Problems([_general(str(exc))]) from None
+        raise InputError([_general(str(exc))]) from None
     new = [obj for obj in rendered.objects if id(obj) not in kept]
     if not new and not replicas:
         return request.items
@@ -518,23 +496,23 @@ def _scalar(value: Any) -> Any:
     return value
 
 
-def _place_error(error: SourceError, labelled: dict[str, Place], in_files: dict[str, list[Document]]) -> Problem:
+def _place_error(error: Finding, labelled: dict[str, Place], in_files: dict[str, list[Document]]) -> Finding:
     place = labelled.get(error.file)
-    if place is not None:
-        return Problem(error.file, error.path, error.message, place.ref, place.file, place.index, order=(1, error.file))
+    if place is not None:  # an item with no file of its own: the error is at its object, not at a line
+        return error.replace(line=0, column=0, resource=_ref(place.ref), origin=place.file, index=place.index)
     # The document of the file that holds the error: the last one starting at or before its line.
     owner = None
     for document in in_files.get(error.file, []):
         if document.positions.of_value(())[0] <= error.line:
             owner = document
-    return _from_source_error(error, resource_ref(owner.data) if owner else None, owner.index if owner else None)
+    return _in_its_file(error, resource_ref(owner.data) if owner else None, owner.index if owner else None)
 
 
 # ---------------------------------------------------------------------------------------------
 # Step 4: write the output.
 
 
-def write_output(request: Optional[Request], items: Optional[list[Any]], problems: list[Problem]) -> str:
+def write_output(request: Optional[Request], items: Optional[list[Any]], problems: list[Finding]) -> str:
     """The ResourceList to print: the input's own nodes, the new items, and the results if any."""
     if request is None:
         root: Any = {"apiVersion": RESOURCE_LIST_API_VERSION, "kind": RESOURCE_LIST_KIND}
@@ -546,7 +524,7 @@ def write_output(request: Optional[Request], items: Optional[list[Any]], problem
                 sequence = root["items"] = CommentedSeq()
             _replace_in_place(sequence, items)
     if problems:
-        root["results"] = [p.result() for p in problems]
+        root["results"] = [result(p) for p in problems]
     out = io.StringIO()
     _yaml().dump(root, out)
     return out.getvalue()
@@ -574,8 +552,9 @@ def run_function(raw: bytes) -> Outcome:
         request = parse_input(raw)
         config = read_function_config(request.function_config)
         items = render(request, config)
-    except Problems as exc:
-        return Outcome(write_output(request, None, exc.problems), exc.problems, EXIT_INVALID)
+    except InputError as exc:
+        problems = in_result_order(exc.errors)
+        return Outcome(write_output(request, None, problems), problems, EXIT_INVALID)
     except RenderFailure as exc:
         problems = [_general(str(exc))]
         return Outcome(write_output(request, None, problems), problems, EXIT_INVALID)

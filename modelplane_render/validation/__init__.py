@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Optional
 
 from .. import crd
-from ..errors import SourceError
+from ..errors import Finding
 from ..model import ModelReplica, from_validated
 from ..sources import Document
 from .beyond_crd import check_replica
@@ -20,9 +20,9 @@ from .metadata import check_metadata
 from .structural import StructuralValidator
 
 
-def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[SourceError]]:
+def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optional[Any], list[Finding]]:
     """The validated ModelReplica model, or every error this document has."""
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
     check_metadata(document, errors)
     validator = StructuralValidator(document, errors, make_rule_runner(document))
     data = validator.check(document.data, crd.openapi_schema(), ())

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 
 from .. import constants as c
 from .. import names
-from ..errors import FieldPath, MapKey, SourceError
+from ..errors import FieldPath, Finding, MapKey
 from ..facts.engines import engine_port_spec, member_is_serving
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..model import Container, Engine, EngineMember, ModelReplica
@@ -39,8 +39,8 @@ CHECKS_BEYOND_CRD = (
 _REFERENCE_MESSAGE = "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), as the name of a Kubernetes object"
 
 
-def check_replica(replica: ModelReplica, document: Document, namespace: str | None) -> list[SourceError]:
-    errors: list[SourceError] = []
+def check_replica(replica: ModelReplica, document: Document, namespace: str | None) -> list[Finding]:
+    errors: list[Finding] = []
 
     def fail(path: FieldPath, message: str) -> None:
         errors.append(document.error(path, message))
@@ -82,7 +82,7 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     return errors
 
 
-def _check_member(member: EngineMember, mpath: FieldPath, document: Document) -> Iterator[SourceError]:
+def _check_member(member: EngineMember, mpath: FieldPath, document: Document) -> Iterator[Finding]:
     if len(member.node_pool_name) > names.LABEL_VALUE_MAX or not names.LABEL_VALUE.match(member.node_pool_name):
         yield document.error(
             mpath + ("nodePoolName",),
@@ -116,7 +116,7 @@ def _port_owner(container: Container) -> str:
     return f"container {container.name}"
 
 
-def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
+def _check_ports(replica: ModelReplica, document: Document) -> Iterator[Finding]:
     """Every pod's ports are unique by number and by name; the serving port agrees with the pool."""
     prefill_decode = replica.spec.serving is not None and replica.spec.serving.mode == "PrefillDecode"
     serving_ports: dict[int, tuple[int, FieldPath]] = {}
@@ -162,7 +162,7 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[SourceEr
 
 def _check_pod_ports(
     engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document
-) -> Iterator[SourceError]:
+) -> Iterator[Finding]:
     by_number: dict[int, str] = {}
     by_name: dict[str, str] = {}
     if member_is_serving(member):
@@ -193,7 +193,7 @@ def _check_pod_ports(
                     by_name[declared.name] = f"used by {_port_owner(container)}"
 
 
-def _check_picker(replica: ModelReplica, document: Document) -> Iterator[SourceError]:
+def _check_picker(replica: ModelReplica, document: Document) -> Iterator[Finding]:
     serving = replica.spec.serving
     if not serving or not serving.endpoint_picker:
         return

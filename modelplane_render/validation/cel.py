@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any, Union
 
 from .. import names
-from ..errors import FieldPath, MapKey, SourceError
+from ..errors import FieldPath, Finding, MapKey
 from ..sources import Document
 
 # A predicate answers True (the rule holds), False (it fails: report at the rule's node and
@@ -142,8 +142,8 @@ def field_path(base: FieldPath, field_path_expr: str | None) -> FieldPath:
     return base + tuple(part for part in field_path_expr.split(".") if part)
 
 
-def make_rule_runner(document: Document) -> Callable[[FieldPath, Any, dict[str, Any], list[SourceError]], None]:
-    def run(path: FieldPath, value: Any, schema: dict[str, Any], errors: list[SourceError]) -> None:
+def make_rule_runner(document: Document) -> Callable[[FieldPath, Any, dict[str, Any], list[Finding]], None]:
+    def run(path: FieldPath, value: Any, schema: dict[str, Any], errors: list[Finding]) -> None:
         for rule in schema["x-kubernetes-validations"]:
             predicate = PREDICATES.get(normalise(rule["rule"]))
             if predicate is None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .. import names
-from ..errors import MapKey, SourceError
+from ..errors import Finding, MapKey
 from ..sources import Document
 from .structural import describe, unknown_field
 
@@ -31,7 +31,7 @@ _METADATA_FIELDS = frozenset(
 )
 
 
-def check_metadata(document: Document, errors: list[SourceError]) -> None:
+def check_metadata(document: Document, errors: list[Finding]) -> None:
     """What the API server checks of any object's metadata, for the fields a replica uses."""
     meta = document.data.get("metadata")
     if meta is None:

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FieldPath, MapKey, SourceError
+from ..errors import FieldPath, Finding, MapKey
 from ..sources import Document
 
 # How a pattern of the CRD reads in a message.
@@ -76,7 +76,7 @@ def unknown_keywords(schema: dict[str, Any], path: str = "") -> list[str]:
     return found
 
 
-RuleChecker = Callable[[FieldPath, Any, dict[str, Any], list[SourceError]], None]
+RuleChecker = Callable[[FieldPath, Any, dict[str, Any], list[Finding]], None]
 
 
 def describe(value: Any) -> str:
@@ -98,7 +98,7 @@ def _quote(text: str) -> str:
 class StructuralValidator:
     """Walks one document against one schema, collecting errors and returning the defaulted value."""
 
-    def __init__(self, document: Document, errors: list[SourceError], run_rules: RuleChecker):
+    def __init__(self, document: Document, errors: list[Finding], run_rules: RuleChecker):
         self.document = document
         self.errors = errors
         self.run_rules = run_rules

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ... import constants, names
-from ...errors import InputError, RenderFailure, SourceError, UsageError
+from ...errors import Finding, InputError, RenderFailure, UsageError
 from ...kinds import WORKLOAD_KINDS
 from ...options import Options
 from ...output import serialise, sort_key
@@ -204,10 +204,10 @@ class _Found:
     entry: _Entry
 
 
-def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[_Found], list[SourceError]]:
+def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[_Found], list[Finding]]:
     """`sources.find_files` over a revision's tree: the same walk, order, skips and symlink rule."""
     found: list[_Found] = []
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
 
     def absolute(repo_path: str) -> str:
         return os.path.join(git.toplevel, *repo_path.split("/")) if repo_path else git.toplevel
@@ -245,12 +245,12 @@ def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[
                     if not inside:
                         where = leads.path if leads.kind == "outside" else absolute(leads.path)
                         errors.append(
-                            SourceError(shown, 1, 1, ".", f"symlink leads outside {display_path(absolute(root))}: refusing to read {where}")
+                            Finding(shown, 1, 1, ".", f"symlink leads outside {display_path(absolute(root))}: refusing to read {where}")
                         )
                     elif leads.kind == "blob" and leads.entry is not None:
                         found.append(_Found(shown, leads.entry))
                     else:
-                        errors.append(SourceError(shown, 1, 1, ".", "cannot read: no such file or directory"))
+                        errors.append(Finding(shown, 1, 1, ".", "cannot read: no such file or directory"))
                 # os.walk goes depth first, subdirectories in sorted order
                 for name in reversed(subdirs):
                     stack.append((os.path.join(shown_dir, name), f"{real_dir}/{name}" if real_dir else name))
@@ -258,16 +258,16 @@ def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[
             found.append(_Found(given, target.entry))
         elif target.kind == "outside":
             errors.append(
-                SourceError(given, 1, 1, ".", f"symlink leads outside the git repository: can't read {target.path} at a revision")
+                Finding(given, 1, 1, ".", f"symlink leads outside the git repository: can't read {target.path} at a revision")
             )
         elif target.kind == "submodule":
-            errors.append(SourceError(given, 1, 1, ".", "a git submodule: its files can't be read at a revision"))
+            errors.append(Finding(given, 1, 1, ".", "a git submodule: its files can't be read at a revision"))
         else:
-            errors.append(SourceError(given, 1, 1, ".", "no such file or directory"))
+            errors.append(Finding(given, 1, 1, ".", "no such file or directory"))
     return found, errors
 
 
-def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> Iterator[Document | SourceError]:
+def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> Iterator[Document | Finding]:
     """`sources.iter_documents`, with each file read from the revision instead of the disk."""
     files, errors = find_files_at(tree, git, paths)
     yield from errors
@@ -275,7 +275,7 @@ def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> I
     contents = tree.read(small)
     for item in files:
         if item.entry.size > MAX_FILE_BYTES:
-            yield SourceError(item.shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")
+            yield Finding(item.shown, 1, 1, ".", f"file is larger than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")
             continue
         try:
             yield from load_documents(item.shown, decode(item.shown, contents[item.entry.oid]))
@@ -297,12 +297,12 @@ class Side:
     replicas: dict[tuple[str, str], str] = field(default_factory=dict)  # (namespace, name) -> file
 
 
-def render_side(label: str, documents: Iterable[Document | SourceError], options: Options) -> Side:
+def render_side(label: str, documents: Iterable[Document | Finding], options: Options) -> Side:
     side = Side(label)
     passthrough: dict[Key, str] = {}
     replica_labels: dict[tuple[str, str], str] = {}
 
-    def remember(items: Iterable[Document | SourceError]) -> Iterator[Document | SourceError]:
+    def remember(items: Iterable[Document | Finding]) -> Iterator[Document | Finding]:
         for item in items:
             if isinstance(item, Document):
                 role, error = classify(item)
@@ -326,10 +326,10 @@ def render_side(label: str, documents: Iterable[Document | SourceError], options
     return side
 
 
-def _with_revision(error: SourceError, revision: Optional[str]) -> SourceError:
+def _with_revision(error: Finding, revision: Optional[str]) -> Finding:
     if revision is None:
         return error
-    return SourceError(f"{revision}:{error.file}", error.line, error.column, error.path, error.message)
+    return Finding(f"{revision}:{error.file}", error.line, error.column, error.path, error.message)
 
 
 def render_both(base: str, head: Optional[str], paths: list[str], options: Options) -> tuple[Side, Side]:
@@ -340,13 +340,13 @@ def render_both(base: str, head: Optional[str], paths: list[str], options: Optio
 
     # A path may be new in the change (or deleted by it): it need only exist on one side.
     present: tuple[list[str], list[str]] = ([], [])
-    missing: list[SourceError] = []
+    missing: list[Finding] = []
     for given in paths:
         rel = git.repo_path(given)
         at_base = base_tree.resolve(rel).kind != "missing"
         at_head = os.path.lexists(given) if head_tree is None else head_tree.resolve(rel).kind != "missing"
         if not at_base and not at_head:
-            missing.append(SourceError(given, 1, 1, ".", f"no such file or directory at {base} or {head or 'the ' + WORK_TREE}"))
+            missing.append(Finding(given, 1, 1, ".", f"no such file or directory at {base} or {head or 'the ' + WORK_TREE}"))
         if at_base:
             present[0].append(given)
         if at_head:
@@ -354,7 +354,7 @@ def render_both(base: str, head: Optional[str], paths: list[str], options: Optio
     if missing:
         raise InputError(missing)
 
-    errors: list[SourceError] = []
+    errors: list[Finding] = []
     failures: list[str] = []
     sides: list[Side] = []
     for revision, tree, given_paths in ((base, base_tree, present[0]), (head, head_tree, present[1])):
