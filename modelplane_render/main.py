@@ -102,7 +102,7 @@ def _plain_command_line(arguments: list[str]) -> Any:
     `render PATH...` and `validate PATH...` with no option (no argument starting with `-`), and
     Argo CD's `argocd generate`: building the parser of every command costs more than a cold
     render's own work on one replica. Anything else is None, and argparse parses it;
-    tests/test_cli.py holds both equal.
+    tests/test_commands.py holds both equal.
     """
     from types import SimpleNamespace
 

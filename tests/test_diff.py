@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, run_cli
-from modelplane_render.frontends.diff import MARKDOWN_MARKER, NO_CHANGE
+from modelplane_render.frontends.diff.report import MARKDOWN_MARKER, NO_CHANGE
 
 QWEN = (ROOT / "fixtures" / "valid" / "single-gpu-standalone" / "replica.yaml").read_text()
 LLAMA = (ROOT / "fixtures" / "valid" / "several-copies" / "replica.yaml").read_text()
@@ -448,7 +448,7 @@ def test_as_a_process_exit_3_and_the_diff_on_stdout(history):  # type: ignore[no
 
 
 def test_render_does_not_import_the_diff_machinery():  # type: ignore[no-untyped-def]
-    code = "import sys; from modelplane_render.main import build_parser; build_parser(); print(sorted(m for m in ('modelplane_render.diff', 'difflib', 'subprocess') if m in sys.modules))"
+    code = "import sys; from modelplane_render.main import build_parser; build_parser(); print(sorted(m for m in ('modelplane_render.frontends.diff', 'difflib', 'subprocess') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True, cwd=ROOT)
     assert done.stdout.decode().strip() == "[]"
 
@@ -494,7 +494,9 @@ def test_markdown_without_a_change_says_so(history):  # type: ignore[no-untyped-
 
 
 def test_markdown_stays_within_a_comment_and_says_what_it_left_out(history, monkeypatch):  # type: ignore[no-untyped-def]
-    from modelplane_render.frontends.diff import compare, format_markdown, render_both
+    from modelplane_render.frontends.diff.compare import compare
+    from modelplane_render.frontends.diff.report import format_markdown
+    from modelplane_render.frontends.diff.sides import render_both
     from modelplane_render.options import Options
 
     monkeypatch.chdir(history)
@@ -526,7 +528,7 @@ def test_a_fence_in_an_object_cannot_close_the_diff_block(clone):  # type: ignor
 
 
 def test_the_walk_at_a_revision_matches_the_walk_of_the_disk(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
-    from modelplane_render.frontends.diff import Git, RevisionTree, find_files_at
+    from modelplane_render.frontends.diff.revisions import Git, RevisionTree, find_files_at
     from modelplane_render.sources import find_files
 
     repo = tmp_path / "tree"

@@ -7,7 +7,7 @@ import pickle
 
 import pytest
 
-from modelplane_render.errors import InputError, Finding
+from modelplane_render.errors import Finding, InputError
 
 
 def test_errors_compare_and_sort_as_their_fields_do() -> None:

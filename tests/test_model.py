@@ -175,3 +175,18 @@ def test_the_typed_view_equals_what_pydantic_validation_builds():  # type: ignor
         assert same(from_validated(ModelReplica, source), pydantic_model(ModelReplica).model_validate(source, by_alias=True))
         compared += 1
     assert compared >= 15
+
+
+def test_every_record_field_has_an_annotation_from_validated_can_build() -> None:
+    from modelplane_render import model
+
+    model.check_annotations()
+    assert len(model._records()) > 20  # the check sees the records
+
+
+@pytest.mark.parametrize("annotation", ["dict[str, SecretKeyRef]", "tuple[int, int]", "set[str]", "float"])
+def test_an_annotation_kind_from_validated_can_t_build_fails_loudly(annotation: str) -> None:
+    from modelplane_render import model
+
+    with pytest.raises(TypeError, match="from_validated"):
+        model._converter(eval(annotation, vars(model)))  # noqa: S307 - our own test's text

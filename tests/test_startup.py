@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from test_cache import SEVERAL, _modules_of_a_run
+from test_cache_render import SEVERAL, _modules_of_a_run
 
 from conftest import ROOT, VALID
 from modelplane_render import startup

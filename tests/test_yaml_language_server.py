@@ -2,7 +2,7 @@
 named by a modeline as the README shows it, checks ModelReplica files as people type.
 
 Every valid replica opens without a diagnostic; every invalid fixture whose fault a schema can say
-gets an error on it, and the ones test_schema.py lists as beyond a schema get none.
+gets an error on it, and the ones test_json_schema.py lists as beyond a schema get none.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_schema import NOT_EXPRESSIBLE, YAML_LEVEL, documents_of, is_replica
+from test_json_schema import NOT_EXPRESSIBLE, YAML_LEVEL, documents_of, is_replica
 
 from conftest import INVALID, VALID
 from lsp import YamlLanguageServer

@@ -13,7 +13,9 @@ import sys
 from typing import NoReturn
 
 from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
-from ..frontends.diff import compare, format_markdown, format_text, render_both
+from ..frontends.diff.compare import compare
+from ..frontends.diff.report import format_markdown, format_text
+from ..frontends.diff.sides import render_both
 from ..options import Options, parse_gateway, parse_namespace
 from . import writer
 from .arguments import add_render_options

@@ -160,9 +160,7 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[Finding]
             )
 
 
-def _check_pod_ports(
-    engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document
-) -> Iterator[Finding]:
+def _check_pod_ports(engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document) -> Iterator[Finding]:
     by_number: dict[int, str] = {}
     by_name: dict[str, str] = {}
     if member_is_serving(member):
