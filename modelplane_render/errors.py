@@ -15,7 +15,9 @@ FieldPath = tuple[PathPart, ...]
 EXIT_OK = 0
 EXIT_INVALID = 1
 EXIT_USAGE = 2
-EXIT_DIFFERS = 3
+EXIT_DIFFERS = 3  # diff only: the rendered output differs
+EXIT_INTERNAL = 4  # a bug of this tool, not of the input
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT (128 + 2)
 
 
 def format_path(path: FieldPath) -> str:
@@ -154,6 +156,14 @@ class InputError(Exception):
 
 class UsageError(Exception):
     """The command line (or the environment standing in for it) is wrong: exit 2."""
+
+
+class InternalError(Exception):
+    """A bug of this tool, not of the input: a template that fails, a check of our own output that fails. Exit 4.
+
+    The message is one line, printed after `modelplane-render: internal error `, then the version
+    and how to report it.
+    """
 
 
 class RenderFailure(Exception):

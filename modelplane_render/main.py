@@ -11,7 +11,18 @@ from . import __version__
 from .cache.directory import ENV_CACHE_DIR
 from .cache.render import answer
 from .commands import writer
-from .errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, Finding, InputError, RenderFailure, UsageError
+from .errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    Finding,
+    InputError,
+    InternalError,
+    RenderFailure,
+    UsageError,
+)
 
 # Light by design (startup.CACHE_HIT): argparse, re and typing are imported only when
 # needed, and a command's module only when it runs, so a render-cache hit costs little more than
@@ -87,13 +98,31 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INVALID
     except KeyboardInterrupt:
         _report(f"{PROG}: interrupted")
-        return EXIT_INVALID
+        return EXIT_INTERRUPTED
     except MemoryError:
         _report(f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)")
         return EXIT_INVALID
-    except Exception as exc:  # the last line of defence: never a traceback on a user's screen
-        _report(f"{PROG}: internal error ({type(exc).__name__}: {_one_line(str(exc))}); please report it with the input that caused it")
-        return EXIT_INVALID
+    except InternalError as exc:
+        _report_internal(str(exc), exc)
+        return EXIT_INTERNAL
+    except Exception as exc:  # the last line of defence: never a traceback on a user's screen (unless asked for)
+        _report_internal(f"({type(exc).__name__}: {exc})", exc)
+        return EXIT_INTERNAL
+
+
+ENV_DEBUG = "MODELPLANE_RENDER_DEBUG"
+
+
+def _report_internal(what: str, exc: BaseException) -> None:
+    """A bug of ours: what went wrong, the version, how to report it; the traceback too with MODELPLANE_RENDER_DEBUG=1."""
+    if os.environ.get(ENV_DEBUG) == "1":
+        import traceback
+
+        _report(*"".join(traceback.format_exception(exc)).rstrip("\n").split("\n"))
+    _report(
+        f"{PROG}: internal error {_one_line(what)}: a bug of {PROG} {__version__}, not of the input; "
+        f"please report it with the input that caused it ({ENV_DEBUG}=1 prints the traceback)"
+    )
 
 
 def _plain_command_line(arguments: list[str]) -> Any:

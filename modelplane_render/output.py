@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from .errors import RenderFailure
+from .errors import InternalError
 from .kinds import ORDER
 from .plan import PlannedObject
 from .yamlio import fast
@@ -25,11 +25,11 @@ def parse_checked(planned: PlannedObject, text: str) -> dict[str, Any]:
     try:
         documents = load_all(text)
     except yaml.YAMLError as exc:
-        raise RenderFailure(
-            f"template {planned.template} rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}"
+        raise InternalError(
+            f"in template {planned.template}: it rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}"
         ) from None
     if len(documents) != 1 or not isinstance(documents[0], dict):
-        raise RenderFailure(f"template {planned.template} must render exactly one object, rendered {len(documents)}")
+        raise InternalError(f"in template {planned.template}: it must render exactly one object, it rendered {len(documents)}")
     obj: dict[str, Any] = documents[0]
     _check_plan(planned, obj)
     return obj
@@ -40,7 +40,7 @@ def _check_plan(planned: PlannedObject, obj: dict[str, Any]) -> None:
     got = (obj.get("apiVersion"), obj.get("kind"), meta.get("name"), meta.get("namespace"))
     want = (planned.api_version, planned.kind, planned.name, planned.namespace)
     if got != want:
-        raise RenderFailure(f"template {planned.template} rendered {got}, the plan says {want}")
+        raise InternalError(f"in template {planned.template}: it rendered {got}, the plan says {want}")
 
 
 def parse_checked_and_serialised(planned: PlannedObject, text: str) -> tuple[dict[str, Any], str]:

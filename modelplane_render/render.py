@@ -16,7 +16,7 @@ from typing import Any
 import jinja2
 
 from .cache.compiled import compiled_dir
-from .errors import RenderFailure
+from .errors import InternalError
 from .plan import PlannedObject
 
 # Characters JSON leaves raw but YAML would not keep as they are inside a double-quoted
@@ -87,17 +87,14 @@ def environment() -> Any:
 
 
 def render_object(obj: PlannedObject) -> str:
-    """The template's text for one object; a fault in a template is a RenderFailure that names it and its line."""
+    """The template's text for one object; a fault in a template is an InternalError that names it and its line."""
     try:
         return str(environment().get_template(obj.template).render(v=obj.values))
     except MemoryError:
         raise
     except Exception as exc:
         where = _template_line(exc, obj.template)
-        raise RenderFailure(
-            f"internal error in template {where} ({type(exc).__name__}: {exc}) while rendering {obj.kind} {obj.name}; "
-            "please report it with the input that caused it"
-        ) from exc
+        raise InternalError(f"in template {where} ({type(exc).__name__}: {exc}) while rendering {obj.kind} {obj.name}") from exc
 
 
 def _template_line(exc: BaseException, template: str) -> str:

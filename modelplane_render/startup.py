@@ -34,6 +34,7 @@ COLD_NEVER = ("argparse", "difflib", "traceback", "importlib.resources", "pydant
 DEFERRED = {
     ("modelplane_render.main", "argparse"): "a parser is built only for a command line _plain_command_line can't read (8 ms)",
     ("modelplane_render.main", "re"): "only an error line is escaped: a cache hit needs no regular expression",
+    ("modelplane_render.main", "traceback"): "only an internal error with MODELPLANE_RENDER_DEBUG=1 prints one",
     ("modelplane_render.main", "types"): "SimpleNamespace, only for the command lines read without argparse",
     ("modelplane_render.commands.render", "modelplane_render.pipeline"): "a cache hit found after parsing loads no stage",
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",

@@ -20,8 +20,9 @@ import jinja2
 import pytest
 
 from conftest import ROOT, VALID, run_process
-from modelplane_render import render
+from modelplane_render import __version__, render
 from modelplane_render.commands import writer
+from modelplane_render.errors import EXIT_INTERNAL, EXIT_INVALID
 from modelplane_render.main import main
 
 ALL = ROOT / "fixtures" / "valid"
@@ -50,9 +51,11 @@ def run_main(capfd, *args: str) -> tuple[int, str, str]:  # type: ignore[no-unty
 
 
 def one_failure_line(code: int, out: str, err: str, *, internal: bool = False) -> str:
-    """The one line of a failure; `internal` when the failure is, by construction, a bug of the tool."""
-    assert (code, out) == (1, "")
+    """The one line of a failure; `internal` when the failure is, by construction, a bug of the tool (exit 4)."""
+    assert (code, out) == (EXIT_INTERNAL if internal else EXIT_INVALID, "")
     assert "Traceback" not in err and ("internal error" in err) == internal, err
+    if internal:
+        assert f"a bug of modelplane-render {__version__}, not of the input; please report it" in err, err
     lines = err.splitlines()
     assert len(lines) == 1, err
     return lines[0]
@@ -74,9 +77,9 @@ def with_template(monkeypatch, name: str, text: str) -> None:  # type: ignore[no
             id="wrong-name",
         ),
         pytest.param("apiVersion: [\n", "rendered invalid YAML", id="invalid-yaml"),
-        pytest.param("---\na: 1\n---\nb: 2\n", "must render exactly one object, rendered 2", id="two-documents"),
-        # A template asking for a value the plan lacks is a bug of this tool, so "internal error"
-        # is the truth, with the template and line to look at.
+        pytest.param("---\na: 1\n---\nb: 2\n", "must render exactly one object, it rendered 2", id="two-documents"),
+        # Every one is a bug of this tool (a template, or the plan, is wrong), so "internal error"
+        # is the truth, exit 4, with the template (and line) to look at.
         pytest.param(
             "kind: x\n{{ v.no_such_value }}",
             f"internal error in template {LAST_KIND_TEMPLATE}:2 (UndefinedError: 'dict object' has no attribute 'no_such_value')",
@@ -88,7 +91,7 @@ def with_template(monkeypatch, name: str, text: str) -> None:  # type: ignore[no
 def test_an_object_failing_its_check_prints_nothing(monkeypatch, capfd, writes, broken, says):  # type: ignore[no-untyped-def]
     """The failing object renders last of all: every object before it was rendered, none printed."""
     with_template(monkeypatch, LAST_KIND_TEMPLATE, broken)
-    line = one_failure_line(*run_main(capfd, "render", str(ALL)), internal="internal error" in says)
+    line = one_failure_line(*run_main(capfd, "render", str(ALL)), internal=True)
     assert line.startswith("modelplane-render: ") and says in line, line
     assert writes == []
 
@@ -105,7 +108,7 @@ def test_a_wrong_plan_prints_nothing(monkeypatch, capfd, writes):  # type: ignor
         return planned
 
     monkeypatch.setattr(pipeline, "plan_replica", wrong)
-    line = one_failure_line(*run_main(capfd, "render", str(ALL)))
+    line = one_failure_line(*run_main(capfd, "render", str(ALL)), internal=True)
     assert "the plan says" in line and "elsewhere" in line
     assert writes == []
 
@@ -208,3 +211,47 @@ def test_nothing_reaches_the_output_file_before_the_failure_is_known(tmp_path, f
     assert done.returncode == 1
     assert out_file.stat().st_size == 0
     assert done.stderr.decode().startswith(says), done.stderr
+
+
+def test_an_internal_error_prints_its_traceback_only_when_asked(monkeypatch, capfd, writes):  # type: ignore[no-untyped-def]
+    with_template(monkeypatch, LAST_KIND_TEMPLATE, "kind: x\n{{ v.no_such_value }}")
+    quiet = one_failure_line(*run_main(capfd, "render", str(ALL)), internal=True)
+    monkeypatch.setenv("MODELPLANE_RENDER_DEBUG", "1")
+    code, out, err = run_main(capfd, "render", str(ALL))
+    assert (code, out) == (EXIT_INTERNAL, "")
+    assert err.startswith("Traceback (most recent call last):") and "jinja2.exceptions.UndefinedError" in err, err
+    assert err.splitlines()[-1] == quiet  # the same last line, after the traceback
+    assert writes == []
+
+
+def test_a_bug_of_ours_anywhere_is_exit_4_never_a_traceback(monkeypatch, capfd, writes):  # type: ignore[no-untyped-def]
+    from modelplane_render import pipeline
+
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise ZeroDivisionError("division by zero")
+
+    monkeypatch.setattr(pipeline, "plan_replica", broken)
+    line = one_failure_line(*run_main(capfd, "render", str(ALL)), internal=True)
+    assert line.startswith("modelplane-render: internal error (ZeroDivisionError: division by zero): a bug of modelplane-render ")
+
+
+def test_ctrl_c_exits_130_with_one_line(monkeypatch, capfd, writes):  # type: ignore[no-untyped-def]
+    from modelplane_render import pipeline
+
+    def interrupted(*args: Any, **kwargs: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline, "plan_replica", interrupted)
+    assert run_main(capfd, "render", str(ALL)) == (130, "", "modelplane-render: interrupted\n")
+    assert writes == []
+
+
+def test_sigint_to_the_process_exits_130(tmp_path):  # type: ignore[no-untyped-def]
+    """A real Ctrl-C: SIGINT to the KRM function while it waits for its ResourceList on stdin."""
+    import signal
+
+    process = subprocess.Popen([*PLUGIN, "krm"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (130, b"", b"modelplane-render: interrupted\n")

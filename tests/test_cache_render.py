@@ -8,6 +8,8 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
 
 import pytest
 
@@ -382,3 +384,86 @@ def test_argocd_generate_stores_no_failure(tmp_path: Path, sources: Path) -> Non
     assert [(r.returncode, r.stdout) for r in runs] == [(1, b""), (1, b"")]
     assert runs[0].stderr == runs[1].stderr and runs[0].stderr == b"broken.yaml:1:1: spec: required field is missing\n"
     assert _entries(tmp_path / "c") == []
+
+
+# --- the key covers every setting a render reads ------------------------------------------------
+
+
+class RecordingEnv(dict[str, str]):
+    """An environment that remembers every name read from it (get, [], in)."""
+
+    def __init__(self, values: dict[str, str]):
+        super().__init__(values)
+        self.read: set[str] = set()
+
+    def __getitem__(self, name: str) -> str:
+        self.read.add(name)
+        return super().__getitem__(name)
+
+    def get(self, name: str, default: Any = None) -> Any:  # type: ignore[override]
+        self.read.add(name)
+        return super().get(name, default)
+
+    def __contains__(self, name: object) -> bool:
+        self.read.add(str(name))
+        return super().__contains__(name)
+
+
+class RecordingOptions(Options):
+    """Options that remember every field read of them."""
+
+    def __getattribute__(self, name: str) -> Any:
+        if not name.startswith("__"):
+            object.__getattribute__(self, "__dict__").setdefault("_read", set()).add(name)
+        return super().__getattribute__(name)
+
+
+def left_out(read: set[str], key: dict[str, str], prefix: str) -> set[str]:
+    """The names read that are neither in the key (as `prefix NAME`) nor known to leave the output alone."""
+    keyed = {name[len(prefix) :] for name in key if name.startswith(prefix)}
+    return read - keyed - set(cache.NOT_IN_KEY)
+
+
+def test_the_render_key_holds_every_option_and_environment_variable_a_render_reads(tmp_path: Path, monkeypatch: Any, capfd: Any) -> None:
+    from modelplane_render.commands import render as render_command
+
+    environ = RecordingEnv(dict(os.environ) | {cache.ENV_CACHE_DIR: str(tmp_path / "c")})
+    monkeypatch.setattr(os, "environ", environ)
+    options = RecordingOptions(namespace="ml", gateway=("infra", "gw"))
+    monkeypatch.setattr(render_command, "options_from_args", lambda args: options)
+    args = SimpleNamespace(paths=SEVERAL, namespace="ml", gateway="infra/gw")
+    assert render_command.run(args) == 0  # type: ignore[arg-type]
+    assert capfd.readouterr().out.startswith("---\n")
+    key = cache.render_key(options)
+    read_options = {name for name in options.__dict__.get("_read", set()) if not name.startswith("_")}
+    assert read_options >= {"namespace", "gateway"}  # the recorder sees the render read them
+    assert left_out(read_options, key, "option ") == set()
+    assert left_out(environ.read, {}, "") == set(), "read by a render, but not in render_key"
+    assert environ.read & set(cache.NOT_IN_KEY)  # the recorder sees environment reads
+
+
+def test_the_argocd_key_holds_every_variable_generate_reads(tmp_path: Path, sources: Path, monkeypatch: Any) -> None:
+    from modelplane_render.frontends import argocd
+
+    path = os.environ.get("PATH", "")
+    environ = RecordingEnv(dict(os.environ))
+    monkeypatch.setattr(os, "environ", environ)
+    env = RecordingEnv(
+        {
+            cache.ENV_CACHE_DIR: str(tmp_path / "c"),
+            "ARGOCD_APP_NAMESPACE": "ml",
+            "ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "string": "infra/gw"}]',
+            "ARGOCD_APP_SOURCE_PATH": "apps/qwen",
+            "ARGOCD_APP_REVISION": "abc",
+            "ARGOCD_ENV_MODELPLANE_CHECK_CLUSTER_APIS": "false",
+            "KUBE_API_VERSIONS": "v1,apps/v1",
+            "PATH": path,
+        }
+    )
+    assert argocd.generate(env, str(sources)).startswith("---\n")
+    assert {"ARGOCD_APP_PARAMETERS", "ARGOCD_ENV_MODELPLANE_CHECK_CLUSTER_APIS"} <= env.read
+    assert left_out(env.read, cache.argocd_key(env), "env ") == set(), "read by generate, but not in argocd_key"
+    assert left_out(environ.read, {}, "") == set()
+    # The check itself: a key that left the destination namespace out would be caught.
+    short = {k: v for k, v in cache.argocd_key(env).items() if k != "env ARGOCD_APP_NAMESPACE"}
+    assert left_out(env.read, short, "env ") == {"ARGOCD_APP_NAMESPACE"}

@@ -85,6 +85,15 @@ ARGOCD_ENV_NAMES = ("ARGOCD_APP_PARAMETERS", "ARGOCD_APP_NAMESPACE", "ARGOCD_APP
 ARGOCD_ENV_PREFIX = "ARGOCD_ENV_"
 _UNSET = "\0unset"
 
+# What a render reads from the environment that is not in the key, because it can't change the
+# output (tests/test_cache_render.py records every name a render reads and fails on any other):
+NOT_IN_KEY = {
+    ENV_CACHE_DIR: "where the render cache is",
+    "XDG_CACHE_HOME": "where compiled templates and the parsed CRD are kept, each checked against its source",
+    "HOME": "the same, by default under ~/.cache",
+    "MODELPLANE_RENDER_DEBUG": "read only after an internal error, and a failed run is never stored",
+}
+
 
 def argocd_key(env: Mapping[str, str]) -> dict[str, str]:
     """What of Argo CD's environment can change the output of `argocd generate`, as it was given."""

@@ -36,7 +36,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
-from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, RenderFailure, UsageError, format_path
+from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
 from ..options import Options, parse_gateway, parse_namespace
 from ..pipeline import classify, render_documents
@@ -281,7 +281,7 @@ def parse_input(raw: bytes) -> Request:
         raise InputError([_stdin(1, 1, ".", f"cannot read the input back for output: {str(exc).splitlines()[0]}")]) from None
     nodes = root.get("items") if root.get("items") is not None else []
     if len(nodes) != len(items):
-        raise RenderFailure("the input's items were read differently by the two YAML readers; please report it with the input")
+        raise InternalError("the input's items were read differently by the two YAML readers")
     return Request(root, list(nodes), list(items), data.get("functionConfig"))
 
 
