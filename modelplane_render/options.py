@@ -1,4 +1,4 @@
-"""What a front end adds to the sources (the default namespace, an optional Gateway), and how each is read from text."""
+"""What a front end adds to the sources (the default namespace, a Gateway, the cluster to render for), and how each is read from text."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from .errors import UsageError
 class Options:
     namespace: Optional[str] = None
     gateway: Optional[tuple[str, str]] = None  # (namespace, name) of a Gateway for an HTTPRoute
+    # Render only the replicas pinned to this InferenceCluster (spec.clusterName); the others are
+    # still validated. None: every replica.
+    cluster: Optional[str] = None
+    # A render that yields no object from a replica is an error unless allowed: Argo CD prunes
+    # every live object an app no longer renders.
+    allow_empty: bool = False
 
 
 def parse_namespace(value: str | None, source: str = "--namespace") -> str | None:
@@ -20,6 +26,15 @@ def parse_namespace(value: str | None, source: str = "--namespace") -> str | Non
         return None
     if not names.is_dns_label(value):
         raise UsageError(f"{source} {value!r} is not a namespace name (a DNS label: lowercase letters, digits and '-')")
+    return value
+
+
+def parse_cluster(value: str | None, source: str = "--cluster") -> str | None:
+    """An InferenceCluster's name, as spec.clusterName holds it (any non-empty text without control characters)."""
+    if value is None or value == "":
+        return None
+    if value != value.strip() or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
+        raise UsageError(f"{source} {value!r} is not a cluster name: no leading or trailing space, no control character")
     return value
 
 

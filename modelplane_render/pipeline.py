@@ -35,6 +35,10 @@ class Rendered:
 
     objects: list[dict[str, Any]]
     text: str
+    rendered: int = 0  # how many of the objects were rendered from replicas (the rest were passed through)
+
+
+ALLOW_EMPTY = "--allow-empty (Argo CD: the plugin parameter allow-empty; a RenderConfig: spec.allowEmpty)"
 
 
 def classify(document: Document) -> tuple[str, Optional[Finding]]:
@@ -104,7 +108,9 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
         return Rendered([], "")
     # From here on a document is only its file's name: its data and the position of every node
     # (most of a run's memory) are let go before the output is built.
-    to_render = [(document.file, replica) for document, replica in replicas]
+    to_render = [(document.file, replica) for document, replica in replicas if _pinned(replica, options)]
+    if not to_render and not options.allow_empty:
+        raise RenderFailure(_nothing_to_render([replica for _, replica in replicas], options))
     replicas.clear()
 
     # Each object with its part of the output stream: a rendered object's comes from the same parse
@@ -116,13 +122,30 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
     entries.sort(key=lambda entry: sort_key(entry[0]))
     objects = [obj for obj, _ in entries]
     _check_unique(objects)
-    return Rendered(objects, "".join(text for _, text in entries))
+    return Rendered(objects, "".join(text for _, text in entries), len(entries) - len(passthrough))
+
+
+def _pinned(replica: Any, options: Options) -> bool:
+    """Whether the replica renders in this run: every one, or those pinned to the cluster asked for."""
+    return options.cluster is None or replica.spec.cluster_name == options.cluster
+
+
+def _nothing_to_render(replicas: list[Any], options: Options) -> str:
+    """Why a render would yield no object from a replica, and how to allow it."""
+    if not replicas:
+        why = "nothing to render: the sources hold no ModelReplica"
+    else:
+        clusters = ", ".join(sorted({r.spec.cluster_name for r in replicas}))
+        count = f"{len(replicas)} ModelReplica" + ("s" if len(replicas) > 1 else "")
+        why = f"nothing to render for cluster {options.cluster}: none of the {count} is pinned to it (spec.clusterName: {clusters})"
+    return f"{why}. Argo CD (with pruning) deletes every live object an app no longer renders; if that is meant, pass {ALLOW_EMPTY}"
 
 
 def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) -> list[Finding]:
     seen: dict[tuple[str, str], Document] = {}
     errors = []
     for document, replica in replicas:
+        # Across every cluster, as Modelplane names replicas (the cluster is part of the name).
         key = (replica.metadata.namespace or options.namespace or "", replica.metadata.name)
         if key in seen:
             first = seen[key]

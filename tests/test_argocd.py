@@ -156,7 +156,7 @@ def test_other_application_env_is_not_ours() -> None:
     [
         (
             {"ARGOCD_APP_PARAMETERS": parameters(gatway="a/b")},
-            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, check-cluster-apis",
+            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty",
         ),
         (
             {"ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "array": ["a/b"]}]'},
@@ -188,7 +188,7 @@ def test_other_application_env_is_not_ours() -> None:
         (
             {"ARGOCD_ENV_MODELPLANE_GATWAY": "a/b"},
             "Application spec.source.plugin.env MODELPLANE_GATWAY is not known: modelplane-render-v1 reads "
-            "MODELPLANE_NAMESPACE, MODELPLANE_GATEWAY, MODELPLANE_CHECK_CLUSTER_APIS",
+            "MODELPLANE_NAMESPACE, MODELPLANE_GATEWAY, MODELPLANE_CLUSTER, MODELPLANE_CHECK_CLUSTER_APIS, MODELPLANE_ALLOW_EMPTY",
         ),
         ({"ARGOCD_APP_NAMESPACE": "Not_A_Namespace"}, "ARGOCD_APP_NAMESPACE (the Application's spec.destination.namespace)"),
     ],
@@ -291,7 +291,11 @@ def test_generate_refuses_an_empty_set(tmp_path: Path, clean_env: pytest.MonkeyP
     (tmp_path / "README.md").write_text("no manifests here\n")
     result = run_cli("argocd", "generate", cwd=tmp_path)
     assert (result.code, result.stdout) == (1, "")
-    assert result.stderr.startswith("modelplane-render: no objects in the app directory: refusing to give Argo CD an empty set")
+    assert result.stderr.startswith("modelplane-render: nothing to render: the sources hold no ModelReplica. Argo CD (with pruning)")
+    assert "the plugin parameter allow-empty" in result.stderr
+    clean_env.setenv("ARGOCD_APP_PARAMETERS", '[{"name": "allow-empty", "string": "true"}]')
+    allowed = run_cli("argocd", "generate", cwd=tmp_path)
+    assert (allowed.code, allowed.stdout, allowed.stderr) == (0, "", "")
 
 
 def test_generate_fails_when_the_cluster_lacks_dra_v1(clean_env: pytest.MonkeyPatch) -> None:
@@ -659,7 +663,7 @@ def test_real_unknown_parameter_fails_with_no_manifests(cmp_server: CmpServer) -
     assert (result.returncode, result.stdout) == (1, "")
     assert result.stderr.strip().endswith(
         "failed exit status 2: modelplane-render: Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': "
-        "modelplane-render-v1 takes namespace, gateway, check-cluster-apis"
+        "modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty"
     )
 
 

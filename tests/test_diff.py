@@ -557,3 +557,44 @@ def test_the_walk_at_a_revision_matches_the_walk_of_the_disk(tmp_path, monkeypat
         at_head, head_errors = find_files_at(tree, Git(), paths)
         assert [f.shown for f in at_head] == [shown for shown, _ in disk], paths
         assert head_errors == disk_errors, paths
+
+
+# -- several clusters: one report each -------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_clusters(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """qwen on eks-l4 and llama on eks-l40s; then llama is deleted."""
+    repo = tmp_path_factory.mktemp("clusters") / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    assert "clusterName: eks-l4\n" in QWEN and "clusterName: eks-l40s\n" in LLAMA
+    commit(repo, "both", {"replicas/qwen.yaml": QWEN, "replicas/llama.yaml": LLAMA})
+    commit(repo, "llama-gone", {"replicas/llama.yaml": None})
+    return repo
+
+
+def test_each_cluster_asked_for_gets_its_own_report_and_an_emptied_cluster_says_so(two_clusters: Path) -> None:
+    done = run_cli("diff", "--cluster", "eks-l4", "--cluster", "eks-l40s", "both", "llama-gone", cwd=two_clusters)
+    assert done.code == 3, done.stderr
+    l4, l40s = done.stdout.split("\n\n", 1)[0], done.stdout.split("\n\n", 1)[1]
+    assert l4.startswith("both -> llama-gone (cluster eks-l4): no change to the rendered output (")
+    assert l40s.startswith("both -> llama-gone (cluster eks-l40s): 0 added, ")
+    count = len(render_text(two_clusters.parent / "llama", LLAMA))  # what the deleted replica rendered to
+    assert f"0 added, {count} removed, 0 changed" in l40s
+    assert f"note: all {count} objects of cluster eks-l40s are removed: Argo CD (with pruning) will delete every one of them" in l40s
+
+
+def test_one_cluster_compares_only_its_replicas(two_clusters: Path) -> None:
+    done = run_cli("diff", "--cluster", "eks-l4", "both", "llama-gone", cwd=two_clusters)
+    assert (done.code, done.stderr) == (0, "")
+    assert done.stdout.startswith("both -> llama-gone (cluster eks-l4): no change to the rendered output")
+
+
+def test_the_markdown_of_several_clusters_is_one_comment_with_a_section_each(two_clusters: Path) -> None:
+    done = run_cli("diff", "--format", "markdown", "--cluster", "eks-l4", "--cluster", "eks-l40s", "both", "llama-gone", cwd=two_clusters)
+    assert done.code == 3
+    assert done.stdout.count(MARKDOWN_MARKER) == 1 and done.stdout.count("### modelplane-render diff") == 1
+    first, second = done.stdout.index("#### Cluster `eks-l4`"), done.stdout.index("#### Cluster `eks-l40s`")
+    assert first < second and NO_CHANGE in done.stdout[first:second]
+    assert "objects of cluster eks-l40s are removed: Argo CD (with pruning) will delete every one of them" in done.stdout[second:]

@@ -174,10 +174,21 @@ def test_items_other_than_replicas_pass_through_with_comments_order_and_quoting(
 
 
 def test_the_function_is_idempotent():  # type: ignore[no-untyped-def]
+    """Run again on its own output (which holds no replica any more), allowed to render nothing: no change."""
     first = run_function(_passed_through_input().encode())
-    second = run_function(first.text.encode())
+    again = first.text.replace("    name: render\n", "    name: render\n  spec: {allowEmpty: true}\n")
+    second = run_function(again.encode())
     assert (second.code, second.stderr) == (0, "")
-    assert second.text == first.text
+    assert second.text == again
+
+
+def test_the_function_refuses_to_render_nothing_unless_allowed():  # type: ignore[no-untyped-def]
+    first = run_function(_passed_through_input().encode())
+    refused = run_function(first.text.encode())
+    assert refused.code == 1
+    assert refused.stderr.startswith("modelplane-render: nothing to render: the sources hold no ModelReplica.")
+    (result,) = output(refused.text.encode())["results"]
+    assert result["severity"] == "error" and "spec.allowEmpty" in result["message"]
 
 
 def test_tracking_annotations_stay_with_the_item_and_never_reach_rendered_objects():  # type: ignore[no-untyped-def]
@@ -541,7 +552,7 @@ def test_kustomize_passes_other_objects_through_unchanged(kustomize, tmp_path): 
 @pytest.mark.real_peers
 def test_kustomize_running_the_function_on_its_own_output_changes_nothing(kustomize, tmp_path):  # type: ignore[no-untyped-def]
     first = built(build(kustomize, EXAMPLES / "overlays" / "prod"))
-    write(tmp_path, {"out.yaml": first.decode(), "render.yaml": render_config({"gateway": EXAMPLE_GATEWAY})})
+    write(tmp_path, {"out.yaml": first.decode(), "render.yaml": render_config({"gateway": EXAMPLE_GATEWAY, "allowEmpty": True})})
     (tmp_path / "kustomization.yaml").write_text("resources: [out.yaml]\ntransformers: [render.yaml]\nsortOptions: {order: fifo}\n")
     assert built(build(kustomize, tmp_path)) == first
 

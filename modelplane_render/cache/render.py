@@ -75,7 +75,13 @@ def render_key(options: Options) -> dict[str, str]:
 
 
 # render_key(Options()): what `render PATH...` without options is keyed by (a test keeps it equal).
-RENDER_WITHOUT_OPTIONS = {"front": "render", "option gateway": "None", "option namespace": "None"}
+RENDER_WITHOUT_OPTIONS = {
+    "front": "render",
+    "option allow_empty": "False",
+    "option cluster": "None",
+    "option gateway": "None",
+    "option namespace": "None",
+}
 
 # What `argocd generate` reads from its environment, besides the app's files: the plugin
 # parameters, the destination namespace, the app's path, the cluster's APIs, and the

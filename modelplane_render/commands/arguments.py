@@ -2,17 +2,42 @@
 
 from __future__ import annotations
 
-from ..options import Options, parse_gateway, parse_namespace
+from ..options import Options, parse_cluster, parse_gateway, parse_namespace
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
     import argparse
 
 
-def add_render_options(parser: argparse.ArgumentParser) -> None:
+def add_render_options(parser: argparse.ArgumentParser, *, clusters: bool = False) -> None:
+    """The options of every rendering command; `clusters`: --cluster may be given several times (diff: one report each)."""
     parser.add_argument("--namespace", "-n", metavar="NS", help="namespace of replicas that set none")
     parser.add_argument("--gateway", metavar="NAMESPACE/NAME", help="render an HTTPRoute per replica, attached to this Gateway")
+    if clusters:
+        parser.add_argument(
+            "--cluster",
+            metavar="NAME",
+            action="append",
+            help="compare only the replicas pinned to cluster NAME; repeat it for a report per cluster",
+        )
+    else:
+        parser.add_argument(
+            "--cluster", metavar="NAME", help="render only the replicas whose spec.clusterName is NAME (the others are still validated)"
+        )
 
 
-def options_from_args(args: argparse.Namespace) -> Options:
-    return Options(namespace=parse_namespace(args.namespace), gateway=parse_gateway(args.gateway))
+def add_allow_empty(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="succeed with no object rendered from a replica (by default an error: Argo CD prunes whatever an app no longer renders)",
+    )
+
+
+def options_from_args(args: argparse.Namespace, *, allow_empty: bool = False) -> Options:
+    return Options(
+        namespace=parse_namespace(args.namespace),
+        gateway=parse_gateway(args.gateway),
+        cluster=parse_cluster(args.cluster),
+        allow_empty=allow_empty or getattr(args, "allow_empty", False),  # validate has no --allow-empty
+    )

@@ -14,9 +14,9 @@ from typing import NoReturn
 
 from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
 from ..frontends.diff.compare import compare
-from ..frontends.diff.report import format_markdown, format_text
+from ..frontends.diff.report import format_markdown_per_cluster, format_text_per_cluster
 from ..frontends.diff.sides import render_both
-from ..options import Options, parse_gateway, parse_namespace
+from ..options import Options, parse_cluster, parse_gateway, parse_namespace
 from . import writer
 from .arguments import add_render_options
 
@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
-    add_render_options(parser)
+    add_render_options(parser, clusters=True)
     parser.add_argument("--format", choices=FORMATS, default=None, help="text (default) or markdown, for a pull-request comment")
     parser.add_argument(
         "--color", "--colour", dest="color", choices=COLOURS, default=None, help="colour the text diff (default: auto, on a terminal)"
@@ -62,6 +62,7 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     for name in ("namespace", "gateway", "format", "color", "unified"):
         if getattr(late, name) is None:
             setattr(late, name, getattr(args, name))
+    late.cluster = (args.cluster or []) + (late.cluster or [])
     if not late.revisions:
         raise UsageError("a BASE revision is required (see modelplane-render diff --help)")
     if len(late.revisions) > 2:
@@ -72,17 +73,23 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
 
 def run(args: argparse.Namespace) -> int:
     args = _split(args)
-    options = Options(namespace=parse_namespace(args.namespace), gateway=parse_gateway(args.gateway))
+    namespace, gateway = parse_namespace(args.namespace), parse_gateway(args.gateway)
+    # One comparison per cluster asked for (in the order given, each once), or one of every replica.
+    clusters = list(dict.fromkeys(parse_cluster(c) for c in args.cluster)) or [None]
     context = 3 if args.unified is None else args.unified
     if context < 0:
         raise UsageError("--unified must be 0 or more")
     base, head = args.revisions[0], (args.revisions[1] if len(args.revisions) == 2 else None)
-    comparison = compare(*render_both(base, head, args.paths, options), context=context)
+    comparisons = []
+    for cluster in clusters:
+        # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
+        options = Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=True)
+        comparisons.append(compare(*render_both(base, head, args.paths, options), context=context, cluster=cluster))
     if args.format == "markdown":
-        text = format_markdown(comparison)
+        text = format_markdown_per_cluster(comparisons)
     else:
         colour = args.color or "auto"
         on_terminal = sys.stdout.isatty() and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
-        text = format_text(comparison, colour=colour == "always" or (colour == "auto" and on_terminal))
+        text = format_text_per_cluster(comparisons, colour=colour == "always" or (colour == "auto" and on_terminal))
     writer.write_stdout(text)
-    return EXIT_DIFFERS if comparison.changes else EXIT_OK
+    return EXIT_DIFFERS if any(c.changes for c in comparisons) else EXIT_OK

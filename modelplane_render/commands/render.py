@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..cache.render import cached, render_key
 from ..errors import EXIT_OK
 from . import writer
-from .arguments import add_render_options, options_from_args
+from .arguments import add_allow_empty, add_render_options, options_from_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
     add_render_options(parser)
+    add_allow_empty(parser)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -37,7 +37,7 @@ from ..cache.render import argocd_key, cached
 from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
-from ..options import Options, parse_gateway, parse_namespace
+from ..options import Options, parse_cluster, parse_gateway, parse_namespace
 from ..pipeline import render_paths
 from ..sources import MAX_FILE_BYTES, find_files
 
@@ -93,7 +93,19 @@ CHECK_CLUSTER_APIS = Parameter(
     'Fail when the destination cluster does not serve an API the rendered objects need (LeaderWorkerSet, DRA v1, InferencePool). Set "false" when this Application\'s sync installs those CRDs itself.',
     "true",
 )
-PARAMETERS = (NAMESPACE, GATEWAY, CHECK_CLUSTER_APIS)
+CLUSTER = Parameter(
+    "cluster",
+    "InferenceCluster",
+    "Render only the replicas whose spec.clusterName is this (the others are still validated). Empty: every replica.",
+    "",
+)
+ALLOW_EMPTY = Parameter(
+    "allow-empty",
+    "Allow an empty render",
+    'Succeed when no object is rendered from a replica. By default that is an error, because Argo CD prunes every live object an app no longer renders. Set "true" only to empty the app on purpose.',
+    "false",
+)
+PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY)
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
 
@@ -121,9 +133,11 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     if namespace is None:
         namespace = parse_namespace(env.get(ENV_APP_NAMESPACE, ""), f"{ENV_APP_NAMESPACE} (the Application's spec.destination.namespace)")
     gateway = parse_gateway(values[GATEWAY.name], f"{WHERE_PARAMETERS} {GATEWAY.name}")
+    cluster = parse_cluster(values[CLUSTER.name], f"{WHERE_PARAMETERS} {CLUSTER.name}")
     check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
+    allow_empty = _parse_bool(values[ALLOW_EMPTY.name], f"{WHERE_PARAMETERS} {ALLOW_EMPTY.name}")
     return ArgoSettings(
-        options=Options(namespace=namespace, gateway=gateway),
+        options=Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty),
         check_cluster_apis=check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),
@@ -257,13 +271,9 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
     `settings.api_versions` (`settings.source_path` only changes how errors are shown, and errors
     are raised, never returned).
     """
+    # A render with nothing from a replica fails in the pipeline unless the allow-empty parameter says
+    # so: Argo CD would prune every live object of the Application.
     rendered = render_paths([source_dir], settings.options)
-    if not rendered.objects:
-        # Argo CD would prune every live object of the Application.
-        raise RenderFailure(
-            f"no objects in {settings.source_path or 'the app directory'}: refusing to give Argo CD an empty set, which "
-            "would delete every live object of this Application; to remove them all, delete the Application"
-        )
     check_cluster_apis(rendered, settings)
     return rendered.text
 

@@ -38,7 +38,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarStri
 
 from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
-from ..options import Options, parse_gateway, parse_namespace
+from ..options import Options, parse_cluster, parse_gateway, parse_namespace
 from ..pipeline import classify, render_documents
 from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
 from ..validation.structural import describe, unknown_field
@@ -50,7 +50,7 @@ RESOURCE_LIST_KIND = "ResourceList"
 CONFIG_API_VERSION = "render.modelplane.ai/v1alpha1"
 CONFIG_KIND = "RenderConfig"
 CONFIG_FIELDS = ("apiVersion", "kind", "metadata", "spec")
-CONFIG_SPEC_FIELDS = ("namespace", "gateway", "sources")
+CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "sources")
 
 # Where an orchestrator says an item was read from: kyaml's current keys first, then the legacy ones.
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -332,10 +332,14 @@ def read_function_config(config: Any) -> FunctionConfig:
             problems.append(place.problem(("spec", key), _unknown(key, CONFIG_SPEC_FIELDS), at_key=True))
     namespace = _option(place, spec, "namespace", _namespace, problems)
     gateway = _option(place, spec, "gateway", _gateway, problems)
+    cluster = _option(place, spec, "cluster", _cluster, problems)
+    allow_empty = spec.get("allowEmpty")
+    if allow_empty is not None and not isinstance(allow_empty, bool):
+        problems.append(place.problem(("spec", "allowEmpty"), f"must be true or false, not {_describe(allow_empty)}"))
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
         raise InputError(problems)
-    return FunctionConfig(Options(namespace=namespace, gateway=gateway), sources)
+    return FunctionConfig(Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty is True), sources)
 
 
 def _unknown(key: str, known: Iterable[str]) -> str:
@@ -362,6 +366,10 @@ def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: 
 
 def _namespace(value: str) -> Optional[str]:
     return parse_namespace(value, source="")
+
+
+def _cluster(value: str) -> Optional[str]:
+    return parse_cluster(value, source="")
 
 
 def _gateway(value: str) -> Optional[tuple[str, str]]:

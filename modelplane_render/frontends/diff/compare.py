@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Optional
 
 from ... import constants, names
 from ...kinds import WORKLOAD_KINDS
@@ -34,6 +34,7 @@ class Comparison:
     changes: list[Change]
     notes: list[str]
     unchanged: int
+    cluster: Optional[str] = None  # the InferenceCluster both sides were rendered for; None: every replica
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.changes if c.status == status)
@@ -47,7 +48,7 @@ class Comparison:
         return sum(c.removed for c in self.changes)
 
 
-def compare(base: Side, head: Side, context: int = 3) -> Comparison:
+def compare(base: Side, head: Side, context: int = 3, cluster: Optional[str] = None) -> Comparison:
     changes: list[Change] = []
     unchanged = 0
     keys = set(base.objects) | set(head.objects)
@@ -69,7 +70,14 @@ def compare(base: Side, head: Side, context: int = 3) -> Comparison:
         minus = sum(1 for line in lines if line.startswith("-"))
         file = head.files.get(key) or base.files[key]
         changes.append(Change(key, status, file, lines, plus, minus))
-    return Comparison(base.label, head.label, changes, _notes(base, head, changes), unchanged)
+    notes = _notes(base, head, changes)
+    of = f" of cluster {cluster}" if cluster is not None else ""
+    if base.objects and not head.objects:
+        # An empty side is what Argo CD turns into deleting everything: said first, never a quiet diff.
+        notes.insert(0, f"all {len(base.objects)} objects{of} are removed: Argo CD (with pruning) will delete every one of them")
+    elif head.objects and not base.objects and cluster is not None:
+        notes.insert(0, f"cluster {cluster} had no objects: all {len(head.objects)} are added")
+    return Comparison(base.label, head.label, changes, notes, unchanged, cluster)
 
 
 def _notes(base: Side, head: Side, changes: list[Change]) -> list[str]:

@@ -47,9 +47,10 @@ def format_text(comparison: Comparison, *, colour: bool = False) -> str:
         return f"{code}{body}{_RESET}" + line[len(body) :]
 
     c = comparison
+    where = f"{c.base} -> {c.head}" + (f" (cluster {c.cluster})" if c.cluster is not None else "")
     if not c.changes:
-        return f"{c.base} -> {c.head}: {NO_CHANGE} ({c.unchanged} objects)\n"
-    out = [paint(_BOLD, f"{c.base} -> {c.head}: {_summary(c)}\n"), "\n"]
+        return f"{where}: {NO_CHANGE} ({c.unchanged} objects)\n"
+    out = [paint(_BOLD, f"{where}: {_summary(c)}\n"), "\n"]
     width = max(len(change.title) for change in c.changes)
     for change in c.changes:
         out.append(paint(_STATUS_COLOUR[change.status], f"  {change.status:<8} {change.title:<{width}}  {_counts(change)}\n"))
@@ -79,14 +80,32 @@ def _cell(text: str) -> str:
     return "`" + text.replace("|", "\\|").replace("`", "'") + "`"
 
 
-def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT) -> str:
-    """A pull-request comment: the summary, then a collapsible section per source file (as argocd-diff-preview)."""
+def format_text_per_cluster(comparisons: list[Comparison], *, colour: bool = False) -> str:
+    """Each cluster's comparison (format_text), one after another, a blank line between."""
+    return "\n".join(format_text(c, colour=colour) for c in comparisons)
+
+
+def format_markdown_per_cluster(comparisons: list[Comparison], *, limit: int = MARKDOWN_LIMIT) -> str:
+    """One pull-request comment for several clusters: a section each, the comment's room shared among them."""
+    if len(comparisons) == 1:
+        return format_markdown(comparisons[0], limit=limit)
+    room = (limit - 200) // len(comparisons)
+    sections = [format_markdown(c, limit=room, heading=f"#### Cluster `{c.cluster}`\n") for c in comparisons]
+    return MARKDOWN_MARKER + "\n" + "### modelplane-render diff\n" + "".join("\n" + s for s in sections)
+
+
+def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, heading: str = "") -> str:
+    """A pull-request comment: the summary, then a collapsible section per source file (as argocd-diff-preview).
+
+    With a heading (a cluster's, in a comment for several), the section alone: no marker or title.
+    """
     c = comparison
-    head = [MARKDOWN_MARKER + "\n", "### modelplane-render diff\n", "\n"]
+    head = [heading, "\n"] if heading else [MARKDOWN_MARKER + "\n", "### modelplane-render diff\n", "\n"]
+    where = f"`{c.base}` → `{c.head}`" + (f" (cluster `{c.cluster}`)" if c.cluster is not None and not heading else "")
     if not c.changes:
-        head.append(f"`{c.base}` → `{c.head}`: {NO_CHANGE} ({c.unchanged} objects).\n")
+        head.append(f"{where}: {NO_CHANGE} ({c.unchanged} objects).\n")
         return "".join(head)
-    head.append(f"`{c.base}` → `{c.head}`: **{_summary(c)}**\n\n")
+    head.append(f"{where}: **{_summary(c)}**\n\n")
     head.append("| change | object | source | lines |\n| --- | --- | --- | --- |\n")
     # The table may take half of the comment; the diffs fill what is left, the footer has its room.
     budget = limit - _FOOTER_ROOM
