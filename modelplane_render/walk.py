@@ -45,8 +45,10 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     read, names starting with `.` are skipped (`.git`, editor files) and so are
     kustomization files. A symlink may only lead to a regular file inside the directory
     that was given: Argo CD refuses out-of-bounds symlinks, and so do we. A symlink to a
-    directory is not followed (as kubectl's and Argo CD's walks don't). A directory that
-    can't be listed is an error: skipping it would silently drop the objects inside.
+    directory is not followed (as kubectl's and Argo CD's walks don't), and rather than be
+    skipped in silence it is an error when it leads outside the directory given or to YAML
+    the walk would read (directory_link_problem). A directory that can't be listed is an
+    error: skipping it would silently drop the objects inside.
     """
     found: list[tuple[str, str]] = []
     errors: list[Finding] = []
@@ -59,6 +61,14 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
 
             for dirpath, dirnames, filenames in os.walk(given, onerror=_walk_error(given, errors), followlinks=False):
                 dirnames[:] = sorted(d for d in dirnames if is_walked_directory(d))
+                for name in dirnames:
+                    link = os.path.join(dirpath, name)
+                    if os.path.islink(link):
+                        real = os.path.realpath(link)
+                        inside = os.path.commonpath([root, real]) == root
+                        problem = directory_link_problem(display_path(root), display_path(real), inside, inside and _holds_sources(real))
+                        if problem:
+                            errors.append(Finding(display_path(link), 1, 1, ".", problem))
                 for name in sorted(filenames):
                     if not is_source_file(name):
                         continue
@@ -75,7 +85,29 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
                 errors.append(Finding(given, 1, 1, ".", problem))
             else:
                 found.append((given, given))
-    return found, errors
+    return found, sorted(errors)  # as InputError reports them
+
+
+def directory_link_problem(root: str, target: str, inside: bool, holds_sources: bool) -> str | None:
+    """Why a symlink to a directory met in a walk is refused, or None when skipping it loses nothing.
+
+    It is never followed (Argo CD's and kubectl's walks don't follow one either); skipped in
+    silence, it would drop the replicas a user put behind it.
+    """
+    if not inside:
+        return f"symlink to a directory leads outside {root} (to {target}): refusing it, as Argo CD refuses links that leave the repository"
+    if holds_sources:
+        return f"symlink to a directory is not followed, and its target holds YAML: give {target} as a path instead of the link"
+    return None
+
+
+def _holds_sources(directory: str) -> bool:
+    """Whether a walk of directory would read a file (the walk's own rules; links in it not followed)."""
+    for _, dirnames, filenames in os.walk(directory, followlinks=False):
+        dirnames[:] = [d for d in dirnames if is_walked_directory(d)]
+        if any(is_source_file(name) for name in filenames):
+            return True
+    return False
 
 
 def _walk_error(given: str, errors: list[Finding]) -> Callable[[OSError], None]:

@@ -547,7 +547,14 @@ def test_the_walk_at_a_revision_matches_the_walk_of_the_disk(tmp_path, monkeypat
     os.symlink("r.yaml", repo / "root" / "link.yaml")  # inside: read
     os.symlink("../outside/o.yaml", repo / "root" / "out.yaml")  # outside the given directory: refused
     os.symlink("missing.yaml", repo / "root" / "dangling.yaml")  # dangling: can't be read
-    os.symlink("../sub", repo / "root" / "dir.yaml")  # a directory: not followed
+    os.symlink("../sub", repo / "root" / "dir.yaml")  # a directory outside the given one: refused
+    (repo / "root" / "data").mkdir()
+    (repo / "root" / "data" / "d.yaml").write_text("a: 1\n")
+    os.symlink("data", repo / "root" / "alias")  # a directory inside, holding YAML: refused, naming data
+    (repo / "root" / "docs").mkdir()
+    (repo / "root" / "docs" / "README.md").write_text("# docs\n")
+    os.symlink("docs", repo / "root" / "manual")  # a directory inside without YAML: nothing lost
+    os.symlink("/etc", repo / "root" / "etc")  # out of the repository: refused
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "tree")
     monkeypatch.chdir(repo)
@@ -557,6 +564,12 @@ def test_the_walk_at_a_revision_matches_the_walk_of_the_disk(tmp_path, monkeypat
         at_head, head_errors = find_files_at(tree, Git(), paths)
         assert [f.shown for f in at_head] == [shown for shown, _ in disk], paths
         assert head_errors == disk_errors, paths
+    _, root_errors = find_files_at(tree, Git(), ["root"])
+    assert [str(e) for e in root_errors if "symlink to a directory" in e.message] == [
+        "root/alias:1:1: .: symlink to a directory is not followed, and its target holds YAML: give root/data as a path instead of the link",
+        "root/dir.yaml:1:1: .: symlink to a directory leads outside root (to sub): refusing it, as Argo CD refuses links that leave the repository",
+        "root/etc:1:1: .: symlink to a directory leads outside root (to /etc): refusing it, as Argo CD refuses links that leave the repository",
+    ]
 
 
 # -- several clusters: one report each -------------------------------------------------------------

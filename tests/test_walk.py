@@ -118,15 +118,36 @@ def test_a_file_swapped_for_a_fifo_after_the_walk_is_refused_when_opened(app):  
     assert "not a regular file" in str(caught.value)
 
 
-def test_a_symlinked_directory_is_not_followed(app, tmp_path):  # type: ignore[no-untyped-def]
-    """As kubectl's and Argo CD's directory walks: a symlink to a directory is not entered."""
+def test_a_symlinked_directory_leading_outside_is_refused_not_skipped(app, tmp_path):  # type: ignore[no-untyped-def]
+    """As Argo CD refuses links out of the repository: never entered, and never a silent skip either."""
     outside_dir = tmp_path / "elsewhere"
     outside_dir.mkdir()
     (outside_dir / "secret.yaml").write_text(SECRET)
     (app / "linked").symlink_to(outside_dir)
+    assert refused(app) == [
+        f"linked:1:1: .: symlink to a directory leads outside . (to {outside_dir}): refusing it, as Argo CD refuses links that leave the repository"
+    ]
+
+
+def test_a_symlinked_directory_inside_with_yaml_is_refused_naming_its_target(app):  # type: ignore[no-untyped-def]
+    """Not followed (as kubectl's and Argo CD's walks), and skipping it would drop the replicas behind it."""
+    (app / "teams" / "chat").mkdir(parents=True)
+    (app / "current").symlink_to("teams/chat")
+    (app / "teams" / "chat" / "config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c, namespace: ml}\n")
     (app / "loop").symlink_to(".")
+    assert refused(app) == [
+        "current:1:1: .: symlink to a directory is not followed, and its target holds YAML: give teams/chat as a path instead of the link",
+        "loop:1:1: .: symlink to a directory is not followed, and its target holds YAML: give . as a path instead of the link",
+    ]
+
+
+def test_a_symlinked_directory_inside_without_yaml_loses_nothing(app):  # type: ignore[no-untyped-def]
+    (app / "docs").mkdir()
+    (app / "docs" / "README.md").write_text("no manifests\n")
+    (app / "manual").symlink_to("docs")
+    (app / ".hidden-link").symlink_to("/etc")  # hidden, as every hidden name: not walked
     result = render(app)
-    assert result.code == 0 and result.stderr == ""
+    assert (result.code, result.stderr) == (0, "")
 
 
 def test_dot_dot_in_a_path_given_is_that_path(app):  # type: ignore[no-untyped-def]

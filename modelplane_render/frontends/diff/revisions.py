@@ -11,7 +11,7 @@ from typing import Optional
 
 from ...errors import Finding, InputError, RenderFailure, UsageError
 from ...sources import MAX_FILE_BYTES, Document, decode, display_path, load_documents
-from ...walk import is_source_file, is_walked_directory
+from ...walk import directory_link_problem, is_source_file, is_walked_directory
 
 # Symlinks inside a tree are followed at most this often, as the kernel's ELOOP limit.
 MAX_SYMLINK_HOPS = 40
@@ -189,16 +189,26 @@ def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[
                         continue
                     if entry.type == "commit":
                         continue  # a submodule: its files are not in this repository's objects
-                    if not is_source_file(name):
-                        continue
                     full = os.path.join(shown_dir, name)
                     shown = display_path(full)
+                    if entry.mode == "120000":
+                        leads = tree.resolve(real)
+                        # A link to a directory, as the walk on disk meets it; one out of the repository
+                        # can't be told from a link to a file there, and can't be read at a revision anyway.
+                        if leads.kind == "tree" or (leads.kind == "outside" and not is_source_file(name)):
+                            if is_walked_directory(name):
+                                inside = leads.kind == "tree" and (not root or leads.path == root or leads.path.startswith(root + "/"))
+                                linked = leads.path if leads.kind == "outside" else absolute(leads.path)
+                                holds = inside and _tree_holds_sources(tree, leads.path)
+                                problem = directory_link_problem(display_path(absolute(root)), display_path(linked), inside, holds)
+                                if problem:
+                                    errors.append(Finding(shown, 1, 1, ".", problem))
+                            continue
+                    if not is_source_file(name):
+                        continue
                     if entry.mode != "120000":
                         found.append(_Found(shown, entry))
                         continue
-                    leads = tree.resolve(real)
-                    if leads.kind == "tree":
-                        continue  # os.walk lists a symlink to a directory among the directories, and doesn't follow it
                     inside = leads.kind != "outside" and (not root or leads.path == root or leads.path.startswith(root + "/"))
                     if not inside:
                         where = leads.path if leads.kind == "outside" else absolute(leads.path)
@@ -220,7 +230,23 @@ def find_files_at(tree: RevisionTree, git: Git, paths: list[str]) -> tuple[list[
             errors.append(Finding(given, 1, 1, ".", "a git submodule: its files can't be read at a revision"))
         else:
             errors.append(Finding(given, 1, 1, ".", "no such file or directory"))
-    return found, errors
+    return found, sorted(errors)  # as InputError reports them
+
+
+def _tree_holds_sources(tree: RevisionTree, directory: str) -> bool:
+    """Whether the walk of a directory of the revision would read a file (links in it not followed)."""
+    stack = [directory]
+    while stack:
+        current = stack.pop()
+        for name in tree.children.get(current, ()):
+            real = f"{current}/{name}" if current else name
+            entry = tree.entries.get(real)
+            if entry is None:
+                if is_walked_directory(name):
+                    stack.append(real)
+            elif entry.mode != "120000" and entry.type == "blob" and is_source_file(name):
+                return True
+    return False
 
 
 def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> Iterator[Document | Finding]:
