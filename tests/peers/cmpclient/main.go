@@ -15,6 +15,14 @@
 //
 //	modelplane-cmpclient -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] match|generate
 //
+// Or, without a plugin server:
+//
+//	modelplane-cmpclient appset -server URL -token TOKEN -namespace NS -file APPSET.yaml
+//
+// prints, as a JSON array, the Applications that Argo CD's ApplicationSet controller (its own
+// applicationset/controllers/template.GenerateApplications, with its real cluster generator)
+// makes of the ApplicationSet for the cluster secrets that the API server at URL holds in NS.
+//
 // match prints {"isSupported":bool,"isDiscoveryEnabled":bool} on stdout.
 // generate prints a JSON array of the manifest strings on stdout; on error it
 // prints the error text (the gRPC error as the repo-server receives it) on
@@ -36,8 +44,18 @@ import (
 	grpc_retry "github.com/grpc-ecosystem/go-grpc-middleware/v2/interceptors/retry"
 	log "github.com/sirupsen/logrus"
 	"google.golang.org/protobuf/types/known/emptypb"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrlclient "sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 
+	"github.com/argoproj/argo-cd/v3/applicationset/controllers/template"
+	"github.com/argoproj/argo-cd/v3/applicationset/generators"
+	"github.com/argoproj/argo-cd/v3/applicationset/utils"
 	pluginclient "github.com/argoproj/argo-cd/v3/cmpserver/apiclient"
+	argov1alpha1 "github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
 	"github.com/argoproj/argo-cd/v3/util/cmp"
 )
 
@@ -65,6 +83,9 @@ func main() {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "appset" {
+		return runAppset(args[1:], stdout, stderr)
+	}
 	fs := flag.NewFlagSet("modelplane-cmpclient", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	socket := fs.String("socket", "", "path of the plugin's unix socket (e.g. <ARGOCD_PLUGINSOCKFILEPATH>/<name>-<version>.sock)")
@@ -183,4 +204,61 @@ func writeJSON(stdout, stderr io.Writer, v any) int {
 		return 1
 	}
 	return 0
+}
+
+// runAppset generates an ApplicationSet's Applications as the ApplicationSet controller does, from
+// the cluster secrets of a real API server.
+func runAppset(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("modelplane-cmpclient appset", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	server := fs.String("server", "", "the API server's URL")
+	token := fs.String("token", "", "a bearer token for it")
+	namespace := fs.String("namespace", "argocd", "the Argo CD namespace, where the cluster secrets are")
+	file := fs.String("file", "", "the ApplicationSet, as YAML")
+	if err := fs.Parse(args); err != nil || *server == "" || *file == "" {
+		fmt.Fprintln(stderr, "usage: modelplane-cmpclient appset -server URL -token TOKEN -namespace NS -file APPSET.yaml")
+		return 2
+	}
+	log.SetOutput(stderr)
+	data, err := os.ReadFile(*file)
+	if err != nil {
+		fmt.Fprintf(stderr, "error reading %s: %v\n", *file, err)
+		return 1
+	}
+	var appSet argov1alpha1.ApplicationSet
+	if err := yaml.UnmarshalStrict(data, &appSet); err != nil {
+		fmt.Fprintf(stderr, "error reading the ApplicationSet: %v\n", err)
+		return 1
+	}
+	config := &rest.Config{Host: *server, BearerToken: *token, TLSClientConfig: rest.TLSClientConfig{Insecure: true}}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	if err := argov1alpha1.AddToScheme(scheme); err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
+	}
+	c, err := ctrlclient.New(config, ctrlclient.Options{Scheme: scheme})
+	if err != nil {
+		fmt.Fprintf(stderr, "error making a client: %v\n", err)
+		return 1
+	}
+	clientset, err := kubernetes.NewForConfig(config)
+	if err != nil {
+		fmt.Fprintf(stderr, "error making a clientset: %v\n", err)
+		return 1
+	}
+	ctx := context.Background()
+	gens := map[string]generators.Generator{"Clusters": generators.NewClusterGenerator(ctx, c, clientset, *namespace)}
+	apps, reason, err := template.GenerateApplications(log.WithField("applicationset", appSet.Name), appSet, gens, &utils.Render{}, c)
+	if err != nil {
+		fmt.Fprintf(stderr, "error generating applications (%s): %v\n", reason, err)
+		return 1
+	}
+	if apps == nil {
+		apps = []argov1alpha1.Application{}
+	}
+	return writeJSON(stdout, stderr, apps)
 }
