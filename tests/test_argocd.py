@@ -906,3 +906,19 @@ def test_real_applicationset_makes_an_app_per_labelled_cluster_that_renders_exac
         assert replica_labels(got) == repo_replicas[cluster]
         local = run_cli("render", "--cluster", cluster, "-n", destination["namespace"], str(cmp_server.repo / source["path"]))
         assert got == objects_of(local.stdout)
+
+
+@pytest.mark.real_peers
+def test_real_cluster_with_no_replica_fails_unless_allowed(cmp_server: CmpServer) -> None:
+    refused = cmp_server.generate("deploy/replicas", plugin_parameters=[{"name": "cluster", "string": "aks-a100"}])
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert "failed exit status 1: modelplane-render: nothing to render for cluster aks-a100: none of the 4 ModelReplicas" in refused.stderr
+    assert "the plugin parameter allow-empty" in refused.stderr
+    allowed = manifests(
+        cmp_server.generate(
+            "deploy/replicas", plugin_parameters=[{"name": "cluster", "string": "aks-a100"}, {"name": "allow-empty", "string": "true"}]
+        )
+    )
+    assert replica_labels(allowed) == set() and allowed  # only the objects passed through
+    from_env = cmp_server.generate("deploy/replicas", plugin_env={"MODELPLANE_CLUSTER": "eks-l40s"})
+    assert replica_labels(manifests(from_env)) == {"mistral-small-eks-l40s-0"}
