@@ -1,6 +1,6 @@
 """The Argo CD plugin: its environment and parameters, discovery, and the whole plugin in the real argocd-cmp-server.
 
-The unmarked tests cover `modelplane_render.argocd` and `argocd generate|discover` in-process. The
+The unmarked tests cover `modelplane_render.frontends.argocd` and `argocd generate|discover` in-process. The
 `real_peers` ones start the real argocd-cmp-server (argo-cd v3.2.11, built by tests/peers/build-argocd.sh)
 with our argocd/plugin.yaml and drive it over its unix socket with modelplane-cmpclient, which sends the
 app's files and environment exactly as Argo CD's repo-server does; and they build argocd/ with the real

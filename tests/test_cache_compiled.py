@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from modelplane_render import crd
-from modelplane_render.cache import compiled as usercache
+from modelplane_render.cache import compiled
 from modelplane_render.cache.directory import ENV_CACHE_DIR
 
 
@@ -44,14 +44,14 @@ def test_the_kept_crd_equals_the_parsed_one_anchors_included(tmp_path: Path, mon
 def test_compiled_things_go_to_the_render_cache_where_home_is_read_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", "/dev/null/not-a-directory")  # as in the Argo CD sidecar: nothing under home
     monkeypatch.delenv(ENV_CACHE_DIR, raising=False)
-    assert usercache.compiled_dir("x") is None
+    assert compiled.compiled_dir("x") is None
     monkeypatch.setenv(ENV_CACHE_DIR, str(tmp_path / "render-cache"))
-    assert usercache.compiled_dir("x") == str(tmp_path / "render-cache" / "compiled" / "x")
+    assert compiled.compiled_dir("x") == str(tmp_path / "render-cache" / "compiled" / "x")
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
     monkeypatch.setenv(ENV_CACHE_DIR, str(shared))
-    assert usercache.compiled_dir("x") is None  # others could plant bytecode there
+    assert compiled.compiled_dir("x") is None  # others could plant bytecode there
 
 
 def test_a_home_that_is_not_known_is_never_a_relative_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,5 +59,5 @@ def test_a_home_that_is_not_known_is_never_a_relative_path(tmp_path: Path, monke
     monkeypatch.delenv(ENV_CACHE_DIR, raising=False)
     monkeypatch.setattr(os.path, "expanduser", lambda path: path)  # HOME unset, uid not in /etc/passwd: `~` stays `~`
     monkeypatch.chdir(tmp_path)
-    assert usercache.compiled_dir("x") is None
+    assert compiled.compiled_dir("x") is None
     assert list(tmp_path.iterdir()) == []
