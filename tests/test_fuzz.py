@@ -1,6 +1,6 @@
 """Fuzzing the command with mutated fixtures and random YAML: every run keeps the CLI contract.
 
-Each example is one file, rendered in-process through `main(["render", FILE])`: either exit 0
+Each example is one file, rendered in-process through `main(["render", "--allow-empty", FILE])` (a file with no replica is about how it is read): either exit 0
 with objects that parse back, or exit 1 with only `FILE:LINE:COL: path: message` lines and
 nothing on stdout (`hostile.check_outcome`). Four sources of input:
 
@@ -603,7 +603,7 @@ def _process_chunk(job: tuple[str, int, int]) -> tuple[str, Outcome]:
                 outcome.ran += 1
                 raw = source.encode("utf-8", "surrogatepass") if isinstance(source, str) else source
                 (Path(tmp) / SOURCE).write_bytes(raw)
-                done = run_process("render", SOURCE, cwd=Path(tmp))
+                done = run_process("render", "--allow-empty", SOURCE, cwd=Path(tmp))  # about reading, not emptiness
                 try:
                     check_outcome(done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8", "backslashreplace"), source)
                 except KnownCoreBug as bug:
