@@ -35,7 +35,6 @@ class Rendered:
 
     objects: list[dict[str, Any]]
     text: str
-    rendered: int = 0  # how many of the objects were rendered from replicas (the rest were passed through)
 
 
 ALLOW_EMPTY = "--allow-empty (Argo CD: the plugin parameter allow-empty; a RenderConfig: spec.allowEmpty)"
@@ -122,7 +121,7 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
     entries.sort(key=lambda entry: sort_key(entry[0]))
     objects = [obj for obj, _ in entries]
     _check_unique(objects)
-    return Rendered(objects, "".join(text for _, text in entries), len(entries) - len(passthrough))
+    return Rendered(objects, "".join(text for _, text in entries))
 
 
 def _pinned(replica: Any, options: Options) -> bool:
