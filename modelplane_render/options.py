@@ -20,6 +20,10 @@ class Options:
     # every live object an app no longer renders.
     allow_empty: bool = False
 
+    def renders(self, cluster_name: object) -> bool:
+        """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""
+        return self.cluster is None or cluster_name == self.cluster
+
 
 def parse_namespace(value: str | None, source: str = "--namespace") -> str | None:
     if value is None or value == "":

@@ -107,7 +107,7 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
         return Rendered([], "")
     # From here on a document is only its file's name: its data and the position of every node
     # (most of a run's memory) are let go before the output is built.
-    to_render = [(document.file, replica) for document, replica in replicas if _pinned(replica, options)]
+    to_render = [(document.file, replica) for document, replica in replicas if options.renders(replica.spec.cluster_name)]
     if not to_render and not options.allow_empty:
         raise RenderFailure(_nothing_to_render([replica for _, replica in replicas], options))
     replicas.clear()
@@ -122,11 +122,6 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
     objects = [obj for obj, _ in entries]
     _check_unique(objects)
     return Rendered(objects, "".join(text for _, text in entries))
-
-
-def _pinned(replica: Any, options: Options) -> bool:
-    """Whether the replica renders in this run: every one, or those pinned to the cluster asked for."""
-    return options.cluster is None or replica.spec.cluster_name == options.cluster
 
 
 def _nothing_to_render(replicas: list[Any], options: Options) -> str:

@@ -65,7 +65,7 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
                     link = os.path.join(dirpath, name)
                     if os.path.islink(link):
                         real = os.path.realpath(link)
-                        inside = os.path.commonpath([root, real]) == root
+                        inside = _inside(root, real)
                         problem = directory_link_problem(display_path(root), display_path(real), inside, inside and _holds_sources(real))
                         if problem:
                             errors.append(Finding(display_path(link), 1, 1, ".", problem))
@@ -123,9 +123,13 @@ def _reason(exc: OSError) -> str:
     return (exc.strerror or str(exc)).lower()
 
 
+def _inside(root: str, real: str) -> bool:
+    return os.path.commonpath([root, real]) == root
+
+
 def _unsafe_file(path: str, root: str | None) -> str | None:
     real = os.path.realpath(path)
-    if root is not None and os.path.commonpath([root, real]) != root:
+    if root is not None and not _inside(root, real):
         return f"symlink leads outside {display_path(root)}: refusing to read {real}"
     try:
         mode = os.stat(real).st_mode

@@ -410,10 +410,10 @@ class RecordingEnv(dict[str, str]):
 
 
 class RecordingOptions(Options):
-    """Options that remember every field read of them."""
+    """Options that remember every setting read of them (a method is not one; the fields it reads are recorded)."""
 
     def __getattribute__(self, name: str) -> Any:
-        if not name.startswith("__"):
+        if not name.startswith("__") and not callable(getattr(type(self), name, None)):
             object.__getattribute__(self, "__dict__").setdefault("_read", set()).add(name)
         return super().__getattribute__(name)
 

@@ -31,18 +31,15 @@ import posixpath
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Optional
+from typing import Any, Optional
 
 from ..cache.render import argocd_key, cached
 from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
 from ..options import Options, parse_cluster, parse_gateway, parse_namespace
-from ..pipeline import render_paths
+from ..pipeline import Rendered, render_paths
 from ..sources import MAX_FILE_BYTES, find_files
-
-if TYPE_CHECKING:
-    from ..pipeline import Rendered
 
 PLUGIN_NAME = "modelplane-render"
 PLUGIN_VERSION = "v1"

@@ -192,7 +192,6 @@ def locate(data: Any, files: Optional[dict[str, Optional[list[Document]]]] = Non
 def _origin_file(origin: Any) -> Optional[str]:
     if not isinstance(origin, str):
         return None
-
     try:
         data = yaml.safe_load(origin)
     except yaml.YAMLError:
@@ -326,7 +325,7 @@ def read_function_config(config: Any) -> FunctionConfig:
     if spec is None:
         spec = {}
     if not isinstance(spec, dict):
-        raise InputError([*problems, place.problem(("spec",), f"must be a mapping, not {_describe(spec)}")])
+        raise InputError([*problems, place.problem(("spec",), f"must be a mapping, not {describe(spec)}")])
     for key in spec:
         if key not in CONFIG_SPEC_FIELDS:
             problems.append(place.problem(("spec", key), _unknown(key, CONFIG_SPEC_FIELDS), at_key=True))
@@ -335,7 +334,7 @@ def read_function_config(config: Any) -> FunctionConfig:
     cluster = _option(place, spec, "cluster", _cluster, problems)
     allow_empty = spec.get("allowEmpty")
     if allow_empty is not None and not isinstance(allow_empty, bool):
-        problems.append(place.problem(("spec", "allowEmpty"), f"must be true or false, not {_describe(allow_empty)}"))
+        problems.append(place.problem(("spec", "allowEmpty"), f"must be true or false, not {describe(allow_empty)}"))
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
         raise InputError(problems)
@@ -346,16 +345,12 @@ def _unknown(key: str, known: Iterable[str]) -> str:
     return unknown_field(key, sorted(known))
 
 
-def _describe(value: Any) -> str:
-    return describe(value)
-
-
 def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: list[Finding]) -> Any:
     value = spec.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        problems.append(place.problem(("spec", key), f"must be a string, not {_describe(value)}"))
+        problems.append(place.problem(("spec", key), f"must be a string, not {describe(value)}"))
         return None
     try:
         return parse(value)
@@ -385,14 +380,14 @@ def _sources(place: Place, value: Any, problems: list[Finding]) -> tuple[str, ..
     if value is None:
         return ()
     if not isinstance(value, list):
-        problems.append(place.problem(("spec", "sources"), f"must be a list of paths, not {_describe(value)}"))
+        problems.append(place.problem(("spec", "sources"), f"must be a list of paths, not {describe(value)}"))
         return ()
     root = os.path.realpath(".")
     found = []
     for i, entry in enumerate(value):
         path: FieldPath = ("spec", "sources", i)
         if not isinstance(entry, str) or not entry:
-            problems.append(place.problem(path, f"must be a path (a non-empty string), not {_describe(entry)}"))
+            problems.append(place.problem(path, f"must be a path (a non-empty string), not {describe(entry)}"))
         elif os.path.isabs(entry):
             problems.append(place.problem(path, "must be relative to the kustomization's directory, where the function runs"))
         elif os.path.commonpath([root, os.path.realpath(entry)]) != root:

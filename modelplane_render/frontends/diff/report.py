@@ -10,6 +10,8 @@ NO_CHANGE = "no change to the rendered output"
 # GitHub refuses a comment longer than 65,536 characters; keep room for what a workflow adds.
 MARKDOWN_LIMIT = 60_000
 MARKDOWN_MARKER = "<!-- modelplane-render diff -->"
+# How a comment starts: the marker a workflow finds it by, and its title.
+_COMMENT_START = f"{MARKDOWN_MARKER}\n### modelplane-render diff\n"
 _FOOTER_ROOM = 300
 
 _RESET, _BOLD, _RED, _GREEN, _YELLOW, _CYAN = "\033[0m", "\033[1m", "\033[31m", "\033[32m", "\033[33m", "\033[36m"
@@ -91,7 +93,7 @@ def format_markdown_per_cluster(comparisons: list[Comparison], *, limit: int = M
         return format_markdown(comparisons[0], limit=limit)
     room = (limit - 200) // len(comparisons)
     sections = [format_markdown(c, limit=room, heading=f"#### Cluster `{c.cluster}`\n") for c in comparisons]
-    return MARKDOWN_MARKER + "\n" + "### modelplane-render diff\n" + "".join("\n" + s for s in sections)
+    return _COMMENT_START + "".join("\n" + s for s in sections)
 
 
 def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, heading: str = "") -> str:
@@ -100,7 +102,7 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, head
     With a heading (a cluster's, in a comment for several), the section alone: no marker or title.
     """
     c = comparison
-    head = [heading, "\n"] if heading else [MARKDOWN_MARKER + "\n", "### modelplane-render diff\n", "\n"]
+    head = [heading if heading else _COMMENT_START, "\n"]
     where = f"`{c.base}` → `{c.head}`" + (f" (cluster `{c.cluster}`)" if c.cluster is not None and not heading else "")
     if not c.changes:
         head.append(f"{where}: {NO_CHANGE} ({c.unchanged} objects).\n")

@@ -37,9 +37,10 @@ def render_side(label: str, documents: Iterable[Document | Finding], options: Op
         for item in items:
             if isinstance(item, Document):
                 role, error = classify(item)
-                if error is None and role == "replica" and _pinned(item.data, options):
-                    meta = item.data.get("metadata") or {}
-                    if isinstance(meta, dict) and isinstance(meta.get("name"), str):
+                if error is None and role == "replica":
+                    meta, spec = item.data.get("metadata") or {}, item.data.get("spec")
+                    pinned = options.renders(spec.get("clusterName") if isinstance(spec, dict) else None)
+                    if pinned and isinstance(meta, dict) and isinstance(meta.get("name"), str):
                         namespace = str(meta.get("namespace") or options.namespace or "")
                         side.replicas.setdefault((namespace, meta["name"]), item.file)
                         replica_labels.setdefault((namespace, names.label_value(meta["name"])), item.file)
@@ -55,12 +56,6 @@ def render_side(label: str, documents: Iterable[Document | Finding], options: Op
         file = passthrough.get(key) or replica_labels.get((key[2], str(labels.get(constants.LABEL_REPLICA, ""))))
         side.files[key] = file or "(unknown source)"
     return side
-
-
-def _pinned(data: dict[str, Any], options: Options) -> bool:
-    """Whether a replica's document is one this side renders (its spec.clusterName, before validation)."""
-    spec = data.get("spec")
-    return options.cluster is None or (isinstance(spec, dict) and spec.get("clusterName") == options.cluster)
 
 
 def _with_revision(error: Finding, revision: Optional[str]) -> Finding:
