@@ -12,6 +12,7 @@ LABEL_MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGED_BY = "modelplane-render"
 LABEL_LLMD_ROLE = "llm-d.ai/role"
 LABEL_LLMD_SERVING = "llm-d.ai/inference-serving"
+LABEL_ENGINE_TYPE = "llm-d.ai/engine-type"
 LABEL_PICKER_APP = "app"
 RESERVED_LABEL_PREFIX = "modelplane.ai/"
 ANNOTATION_PICKER_CHECKSUM = "modelplane.ai/epp-config-checksum"
@@ -22,11 +23,20 @@ SERVING_PORT = 8000
 DECODE_PORT = 8001
 SERVING_PORT_NAME = "http"
 HEALTH_PATH = "/health"
-# vLLM answers /health only once the weights are loaded; the first check can wait.
-PROBE_INITIAL_DELAY_SECONDS = 30
 PROBE_PERIOD_SECONDS = 10
-# The 1 s default flaps on a busy engine whose /health shares the event loop with inference.
-PROBE_TIMEOUT_SECONDS = 5
+# vLLM and SGLang start their HTTP server only once the weights are loaded: the startup probe's
+# budget is the load, 360 x 10 s = 60 min, what llm-d's prefill/decode guides allow a large model
+# (a 70B loads in 3 to 40 min from a PVC, storage deciding; a 405B can take longer: README).
+STARTUP_FAILURE_THRESHOLD = 360
+# After startup: 3 failures 10 s apart restart a wedged engine or take it out of the pool (llm-d's numbers).
+LIVENESS_FAILURE_THRESHOLD = 3
+READINESS_FAILURE_THRESHOLD = 3
+# llm-d-router's config/manifests/vllm/gpu-deployment.yaml: vLLM stops accepting connections on
+# SIGTERM, so a 30 s preStop sleep lets the picker and the gateway take the pod out of rotation
+# first; 130 s of grace then covers the slowest request at full batch (about 55 s) plus the
+# sleep, with half again for safety.
+ENGINE_PRESTOP_SLEEP_SECONDS = 30
+ENGINE_TERMINATION_GRACE_SECONDS = 130
 
 # Gang wiring (LWS injects LWS_*; we give engines stable names for them).
 ENV_LEADER_ADDRESS = "MODELPLANE_LEADER_ADDRESS"
@@ -42,6 +52,7 @@ PD_SIDECAR_CONTAINER = "pd-sidecar"
 PD_SIDECAR_IMAGE = "ghcr.io/llm-d/llm-d-router-disagg-sidecar:v0.9.0"
 PD_SIDECAR_PORT = 8000
 PD_SIDECAR_PORT_NAME = "proxy"
+PD_SIDECAR_PROBE_TIMEOUT_SECONDS = 1
 
 # Volumes.
 SHM_VOLUME = "dshm"

@@ -34,7 +34,6 @@ RESOURCE_CLAIM_TEMPLATE = OutputKind(
 SERVICE = OutputKind("Service", "v1", "service.yaml.j2")
 LEADER_WORKER_SET = OutputKind("LeaderWorkerSet", c.LWS_API, "leaderworkerset.yaml.j2", "install LeaderWorkerSet (LWS) >= v0.7")
 DEPLOYMENT = OutputKind("Deployment", "apps/v1", "deployment.yaml.j2")
-POD_DISRUPTION_BUDGET = OutputKind("PodDisruptionBudget", "policy/v1", "poddisruptionbudget.yaml.j2")
 INFERENCE_POOL = OutputKind("InferencePool", c.POOL_API, "inferencepool.yaml.j2", "install the Gateway API Inference Extension v1 CRDs")
 HTTP_ROUTE = OutputKind("HTTPRoute", c.ROUTE_API, "httproute.yaml.j2", "install the Gateway API v1 CRDs")
 
@@ -56,7 +55,7 @@ ORDER = (
     LEADER_WORKER_SET.kind,
     DEPLOYMENT.kind,
     "StatefulSet",
-    POD_DISRUPTION_BUDGET.kind,
+    "PodDisruptionBudget",
     INFERENCE_POOL.kind,
     HTTP_ROUTE.kind,
 )

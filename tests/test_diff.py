@@ -155,7 +155,6 @@ def llama_objects(replica: str) -> list[str]:
         f"Service inference/{replica}-epp",
         f"LeaderWorkerSet inference/{replica}-llama-8b-{workload}",
         f"Deployment inference/{replica}-epp",
-        f"PodDisruptionBudget inference/{replica}-epp",
         f"InferencePool inference/{replica}-pool",
     ]
 
@@ -185,7 +184,7 @@ def test_adding_a_replica_shows_every_new_object_whole(history, tmp_path):  # ty
     assert list(bodies) == titles  # render's order: dependencies first
     total = sum(len(b.splitlines()) for b in bodies.values())
     width = max(map(len, titles))
-    expected = f"base -> add-replica: 10 added, 0 removed, 0 changed (+{total} -0 lines)\n\n"
+    expected = f"base -> add-replica: {len(titles)} added, 0 removed, 0 changed (+{total} -0 lines)\n\n"
     expected += "".join(f"  added    {t:<{width}}  +{len(bodies[t].splitlines())}\n" for t in titles)
     expected += "".join(whole_object(t, bodies[t], "/dev/null", "add-replica", "+") for t in titles)
     assert result.stdout == expected
@@ -225,7 +224,7 @@ def test_changing_an_image_changes_the_engine_container_only(history):  # type: 
         "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010\n"
         "--- copies\n"
         "+++ image\n"
-        "@@ -36,7 +36,7 @@\n"
+        "@@ -39,7 +39,7 @@\n"
         "           resourceClaimTemplateName: qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-4be88\n"
         "         containers:\n"
         "         - name: engine\n"
@@ -247,7 +246,7 @@ def test_a_renamed_replica_is_removed_and_added_with_a_note_on_live_pods(history
     assert (list(old), list(new)) == (old_titles, new_titles)
     total = sum(len(b.splitlines()) for b in old.values())
     width = max(map(len, old_titles + new_titles))
-    expected = f"image -> rename: 10 added, 10 removed, 0 changed (+{total} -{total} lines)\n\n"
+    expected = f"image -> rename: 9 added, 9 removed, 0 changed (+{total} -{total} lines)\n\n"
     for gone, came in zip(old_titles, new_titles, strict=True):  # same kind: sorted side by side
         expected += f"  removed  {gone:<{width}}  -{len(old[gone].splitlines())}\n"
         expected += f"  added    {came:<{width}}  +{len(new[came].splitlines())}\n"
@@ -286,7 +285,7 @@ def test_a_renamed_engine_notes_that_its_pods_are_replaced(clone):  # type: igno
 def test_moving_and_reformatting_a_source_is_no_change(history):  # type: ignore[no-untyped-def]
     assert git(history, "diff", "--stat", "rename", "reformat").count("replicas/qwen") == 2  # the sources did change
     result = run_cli("diff", "rename", "reformat", cwd=history)
-    assert (result.code, result.stdout, result.stderr) == (0, f"rename -> reformat: {NO_CHANGE} (20 objects)\n", "")
+    assert (result.code, result.stdout, result.stderr) == (0, f"rename -> reformat: {NO_CHANGE} (18 objects)\n", "")
 
 
 def test_a_broken_file_is_an_error_named_with_its_revision_and_no_diff(history):  # type: ignore[no-untyped-def]
@@ -300,7 +299,7 @@ def test_a_broken_file_is_an_error_named_with_its_revision_and_no_diff(history):
 
 def test_the_same_revision_twice_is_no_change(history):  # type: ignore[no-untyped-def]
     result = run_cli("diff", "image", "image", cwd=history)
-    assert (result.code, result.stdout, result.stderr) == (0, f"image -> image: {NO_CHANGE} (20 objects)\n", "")
+    assert (result.code, result.stdout, result.stderr) == (0, f"image -> image: {NO_CHANGE} (18 objects)\n", "")
 
 
 # -- the work tree as HEAD, and the user's checkout left alone --------------------------------
@@ -355,9 +354,9 @@ def test_paths_are_relative_to_the_current_directory(history):  # type: ignore[n
 
 def test_a_path_need_exist_at_one_revision_only(history):  # type: ignore[no-untyped-def]
     added = run_cli("diff", "base", "add-replica", "--", "replicas/llama.yaml", cwd=history)
-    assert added.code == 3 and added.stdout.startswith("base -> add-replica: 10 added, 0 removed, 0 changed")
+    assert added.code == 3 and added.stdout.startswith("base -> add-replica: 9 added, 0 removed, 0 changed")
     removed = run_cli("diff", "add-replica", "base", "--", "replicas/llama.yaml", cwd=history)
-    assert removed.code == 3 and removed.stdout.startswith("add-replica -> base: 0 added, 10 removed, 0 changed")
+    assert removed.code == 3 and removed.stdout.startswith("add-replica -> base: 0 added, 9 removed, 0 changed")
     assert "note: ModelReplica inference/llama-8b-eks-l40s-0 is removed: Argo CD (with pruning) will delete" in removed.stdout
     neither = run_cli("diff", "base", "copies", "--", "nope", cwd=history)
     assert (neither.code, neither.stdout, neither.stderr) == (1, "", "nope:1:1: .: no such file or directory at base or copies\n")
@@ -381,7 +380,7 @@ def test_namespace_and_gateway_apply_to_both_sides(clone):  # type: ignore[no-un
     assert given.stdout.startswith("no-namespace -> work tree: 0 added, 0 removed, 1 changed (+1 -1 lines)\n\n")
     assert "  changed  LeaderWorkerSet team-a/qwen3-8b-eks-l4-0-qwen3-8b-03010  +1 -1\n" in given.stdout
     unchanged = run_cli("diff", "no-namespace", "reformat", "-n", "ml-team", "--gateway", "gw/main", "--", "replicas/qwen", cwd=clone)
-    assert unchanged.stdout == f"no-namespace -> reformat: {NO_CHANGE} (11 objects)\n"  # ten, and the HTTPRoute
+    assert unchanged.stdout == f"no-namespace -> reformat: {NO_CHANGE} (10 objects)\n"  # nine, and the HTTPRoute
 
 
 # -- the command line ---------------------------------------------------------------------------
@@ -393,7 +392,7 @@ def test_options_may_come_before_or_after_the_revisions(history):  # type: ignor
     assert first.code == after.code == 3
     assert first.stdout == after.stdout and first.stdout.startswith(MARKDOWN_MARKER)
     narrow = run_cli("diff", "copies", "image", "-U", "0", cwd=history)
-    assert "@@ -39 +39 @@\n-          image: vllm/vllm-openai:v0.23.0\n+          image: vllm/vllm-openai:v0.24.0\n" in narrow.stdout
+    assert "@@ -42 +42 @@\n-          image: vllm/vllm-openai:v0.23.0\n+          image: vllm/vllm-openai:v0.24.0\n" in narrow.stdout
 
 
 @pytest.mark.parametrize(
@@ -489,7 +488,7 @@ def test_markdown_without_a_change_says_so(history):  # type: ignore[no-untyped-
     result = run_cli("diff", "rename", "reformat", "--format", "markdown", cwd=history)
     assert (result.code, result.stdout) == (
         0,
-        f"{MARKDOWN_MARKER}\n### modelplane-render diff\n\n`rename` → `reformat`: {NO_CHANGE} (20 objects).\n",
+        f"{MARKDOWN_MARKER}\n### modelplane-render diff\n\n`rename` → `reformat`: {NO_CHANGE} (18 objects).\n",
     )
 
 
@@ -503,11 +502,11 @@ def test_markdown_stays_within_a_comment_and_says_what_it_left_out(history, monk
     comparison = compare(*render_both("image", "rename", ["."], Options()))
     text = format_markdown(comparison, limit=8000)
     assert len(text) <= 8000
-    assert text.count("| removed | ") + text.count("| added | ") == 20  # the whole table fits in half
+    assert text.count("| removed | ") + text.count("| added | ") == 18  # the whole table fits in half
     shown = text.count("```diff\n")
     assert 0 < shown < 20
     assert text.endswith(
-        f"_{20 - shown} more object diffs are not shown (a comment holds at most 8000 characters): "
+        f"_{18 - shown} more object diffs are not shown (a comment holds at most 8000 characters): "
         "run the same `modelplane-render diff` without `--format markdown` to see them all._\n"
     )
     assert text.count("<details>") == text.count("</details>")

@@ -96,7 +96,8 @@ def test_the_pool_selects_every_serving_pod_and_no_worker(case):  # type: ignore
                 else:
                     assert selects(selector, labels), "a serving pod is not in its pool"
                     selected_serving += 1
-                    ports = {p["containerPort"] for ct in pod["spec"]["containers"] for p in ct.get("ports", [])}
+                    containers = pod["spec"].get("initContainers", []) + pod["spec"]["containers"]
+                    ports = {p["containerPort"] for ct in containers for p in ct.get("ports", [])}
                     assert pool["spec"]["targetPorts"][0]["number"] in ports, "the pool targets a port the pod listens on"
         assert selected_serving >= 1
 
@@ -160,12 +161,13 @@ def test_serving_pods_carry_port_and_probe_and_workers_do_not(case):  # type: ig
             engine = next(ct for ct in pod["spec"]["containers"] if ct["name"] == c.ENGINE_CONTAINER)
             if labels[c.LABEL_ROLE] == "Worker":
                 assert c.LABEL_SERVING not in labels
-                assert "readinessProbe" not in engine
+                # A headless worker serves no HTTP: a probe would never pass.
+                assert not {"startupProbe", "livenessProbe", "readinessProbe"} & set(engine)
                 assert all(p["name"] != c.SERVING_PORT_NAME for p in engine.get("ports", []))
             else:
                 http = next(p for p in engine["ports"] if p["name"] == c.SERVING_PORT_NAME)
-                assert engine["readinessProbe"]["httpGet"]["port"] == http["containerPort"]
-                assert engine["readinessProbe"]["timeoutSeconds"] == c.PROBE_TIMEOUT_SECONDS
+                for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+                    assert engine[probe]["httpGet"]["port"] == http["containerPort"]
             assert pod["spec"]["nodeSelector"][c.LABEL_POOL]
             assert c.GPU_TOLERATION in pod["spec"]["tolerations"]
             mounts = {m["mountPath"] for m in engine["volumeMounts"]}
@@ -181,10 +183,12 @@ def test_prefill_decode_roles_ports_and_sidecar():  # type: ignore[no-untyped-de
         pod["metadata"]["labels"][c.LABEL_LLMD_ROLE]: pod for lws in by_kind(objects, "LeaderWorkerSet") for _, pod in pod_templates(lws)
     }
     assert set(pods) == {"prefill", "decode"}
-    decode = pods["decode"]["spec"]["containers"]
-    assert [ct["name"] for ct in decode] == ["engine", c.PD_SIDECAR_CONTAINER]
-    assert decode[0]["ports"][0]["containerPort"] == 8001
-    assert "--vllm-port=8001" in decode[1]["args"]
+    decode = pods["decode"]["spec"]
+    assert [ct["name"] for ct in decode["containers"]] == ["engine"]
+    (sidecar,) = decode["initContainers"]
+    assert (sidecar["name"], sidecar["restartPolicy"]) == (c.PD_SIDECAR_CONTAINER, "Always"), "a native sidecar outlives the engine's drain"
+    assert decode["containers"][0]["ports"][0]["containerPort"] == 8001
+    assert "--vllm-port=8001" in sidecar["args"]
     (pool,) = by_kind(objects, "InferencePool")
     assert pool["spec"]["targetPorts"] == [{"number": c.PD_SIDECAR_PORT}]
     (config,) = by_kind(objects, "ConfigMap")
@@ -194,16 +198,17 @@ def test_prefill_decode_roles_ports_and_sidecar():  # type: ignore[no-untyped-de
     assert producer["parameters"]["blockSizeTokens"] == 64
 
 
-def test_model_cache_appends_model_only_without_command_or_model_flag():  # type: ignore[no-untyped-def]
+def test_model_cache_names_the_model_only_without_command_or_model_flag():  # type: ignore[no-untyped-def]
     def engine_args(name: str) -> list[str]:
         case = next(p for p in VALID if p.name == name)
         (lws,) = by_kind(rendered(case), "LeaderWorkerSet")
         pod = pod_templates(lws)[0][1]
         return next(ct for ct in pod["spec"]["containers"] if ct["name"] == "engine").get("args", [])
 
-    assert engine_args("model-cache-vllm")[-1] == "--model=/mnt/models"
-    assert "--model=/mnt/models" not in engine_args("model-cache-sglang-command")
-    assert "--model=/mnt/models" not in engine_args("single-gpu-standalone")
+    # vLLM's model is positional (`vllm serve /mnt/models`): its --model flag is deprecated.
+    assert engine_args("model-cache-vllm")[0] == "/mnt/models"
+    assert "/mnt/models" not in engine_args("single-gpu-standalone")  # it names its model with --model
+    assert engine_args("model-cache-sglang-command").count("--model-path=/mnt/models") == 1  # its own, and no other
 
 
 def test_passthrough_objects_are_unchanged_and_local_config_is_dropped():  # type: ignore[no-untyped-def]
@@ -239,8 +244,6 @@ def test_picker_overrides_are_honoured():  # type: ignore[no-untyped-def]
     (config,) = by_kind(objects, "ConfigMap")
     assert yaml.safe_load(config["data"][c.PICKER_CONFIG_KEY])["plugins"][1]["type"] == "kv-cache-utilization-scorer"
     assert deployment["spec"]["replicas"] >= 2, "one picker would leave the pool blind during a node drain"
-    (pdb,) = by_kind(objects, "PodDisruptionBudget")
-    assert pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"]
 
 
 def test_a_picker_config_is_written_the_same_alone_or_beside_others(tmp_path):  # type: ignore[no-untyped-def]

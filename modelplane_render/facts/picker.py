@@ -1,4 +1,7 @@
-"""What the endpoint picker is given by us, so a user's own args and env must not repeat it."""
+"""What the endpoint picker (llm-d-router v0.9.0) is given by us, what it watches, and what its health server answers.
+
+A user's own args and env must not repeat what we give it.
+"""
 
 from __future__ import annotations
 
@@ -15,3 +18,70 @@ PICKER_FLAGS = (
     "--ha-enable-leader-election",
 )
 PICKER_ENV = ("NAMESPACE", "POD_NAME")
+
+# cmd/epp/runner/health.go: with --ha-enable-leader-election the health server answers these two
+# services (and "" and the ext-proc service name) by its own rule: liveness while the process runs,
+# readiness only on the leader once its caches are synced. The ext-proc name,
+# "envoy.service.ext_proc.v3.ExternalProcessor", is a readiness check too. Probing
+# "inference-extension", the single-replica chart's name, gets SERVICE_UNKNOWN: liveness would kill
+# every picker forever. The chart switches to these when replicas > 1
+# (config/charts/routerlib/templates/_deployment.yaml).
+LIVENESS_SERVICE = "liveness"
+READINESS_SERVICE = "readiness"
+
+# What the picker reads from the API server, as a Role's rules. pkg/epp/server/controller_manager.go
+# caches pods, its InferencePool, and InferenceObjective and InferenceModelRewrite in whichever group
+# discovery finds (controller_config.go: llm-d.ai first, then the legacy inference.networking.x-k8s.io).
+# One forbidden watch stops every controller: the pool never syncs, readiness never passes, and
+# the picker exits after the 2-minute cache-sync timeout. Leader election takes a Lease and
+# records an Event. The rules match the chart's (config/charts/llm-d-router-gateway/templates/rbac.yaml,
+# routerlib/templates/_rbac.yaml and _leader-election-rbac.yaml).
+READ = ["get", "list", "watch"]
+ROLE_RULES = (
+    {"apiGroups": [""], "resources": ["pods"], "verbs": READ},
+    {"apiGroups": ["inference.networking.k8s.io"], "resources": ["inferencepools"], "verbs": READ},
+    {
+        "apiGroups": ["llm-d.ai", "inference.networking.x-k8s.io"],
+        "resources": ["inferenceobjectives", "inferencemodelrewrites"],
+        "verbs": READ,
+    },
+    {
+        "apiGroups": ["coordination.k8s.io"],
+        "resources": ["leases"],
+        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
+    },
+    {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
+)
+# What it watches, (group, resource): the Role must let it list and watch each one.
+WATCHED = (
+    ("", "pods"),
+    ("inference.networking.k8s.io", "inferencepools"),
+    ("llm-d.ai", "inferenceobjectives"),
+    ("llm-d.ai", "inferencemodelrewrites"),
+    ("inference.networking.x-k8s.io", "inferenceobjectives"),
+    ("inference.networking.x-k8s.io", "inferencemodelrewrites"),
+)
+
+# config/charts/routerlib/templates/_deployment.yaml: "this timeout should mirror the longest grace
+# period of the pods within the pool": the picker outlives the engines' drain.
+TERMINATION_GRACE_SECONDS = 130
+
+# approximateprefix/plugin.go GetBlockSize: the prefix index counts blocks of at least 64 tokens
+# (minBlockSizeTokens, llm-d-router issue 1158), whatever the engine's KV block size; a smaller
+# blockSizeTokens only logs a warning. With autoTune (its default) each engine's reported block
+# size (vllm:cache_config_info) wins; the configured value is for engines that report none, as
+# SGLang 0.5 does not. maxPrefixBlocksToMatch is not written: maxPrefixTokensToMatch (131072)
+# overrides it.
+MIN_PREFIX_BLOCK_TOKENS = 64
+
+
+def prefix_block_tokens(engine_block_size: int) -> int:
+    """The blockSizeTokens that means what it says: the engine's block size, raised to the picker's floor."""
+    return max(engine_block_size, MIN_PREFIX_BLOCK_TOKENS)
+
+
+# pkg/epp/config/loader/defaults.go names openai, anthropic and vllmhttp when a config names no
+# parser; a request body on a path none claims (/tokenize, /v1/score, /pooling) is then refused with
+# HTTP 400 at the gateway (handlers/parsers.go). passthrough-parser claims no path, so last in the
+# list it is the fallback: those requests reach an engine, routed without prefix scoring.
+PARSERS = ("openai-parser", "anthropic-parser", "vllmhttp-parser", "passthrough-parser")

@@ -8,6 +8,7 @@ from typing import Any, Optional
 from .. import constants as c
 from .. import names
 from ..facts.engines import block_size, decode_engine, is_prefill_decode
+from ..facts.picker import LIVENESS_SERVICE, PARSERS, READINESS_SERVICE, TERMINATION_GRACE_SECONDS, prefix_block_tokens
 from ..model import ModelReplica, PickerContainer, to_plain
 from ..yamlio.libyaml import write_plain
 from .pods import env_list
@@ -16,9 +17,8 @@ from .pods import env_list
 def _picker_config(replica: ModelReplica) -> dict[str, Any]:
     """The EndpointPickerConfig: the user's whole config, or llm-d's defaults for the mode.
 
-    The prefix index's block size must equal the engine's KV block size (vLLM --block-size,
-    SGLang --page-size), or prefix-aware routing silently degrades: the first engine's under
-    Unified, the decode engine's under PrefillDecode.
+    Every parameter written here takes effect at llm-d-router v0.9.0 (facts.picker says why each is
+    what it is); the rest are the picker's own defaults, left out so they can't mislead.
     """
     serving = replica.spec.serving
     if serving and serving.endpoint_picker and serving.endpoint_picker.config is not None:
@@ -28,12 +28,7 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
     plugins: list[dict[str, Any]] = [
         {
             "type": "approx-prefix-cache-producer",
-            "parameters": {
-                "autoTune": False,
-                "blockSizeTokens": block_size(engine),
-                "maxPrefixBlocksToMatch": 256,
-                "lruCapacityPerServer": 31250,
-            },
+            "parameters": {"autoTune": True, "blockSizeTokens": prefix_block_tokens(block_size(engine))},
         },
         {"type": "prefix-cache-scorer"},
         {"type": "queue-scorer"},
@@ -48,7 +43,6 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
         profiles = [{"name": "default", "plugins": scorers}]
     else:
         plugins += [
-            {"type": "disagg-headers-handler"},
             {"type": "prefill-filter"},
             {"type": "decode-filter"},
             {"type": "prefix-based-pd-decider", "parameters": {"nonCachedTokens": 16}},
@@ -58,7 +52,14 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
             {"name": "prefill", "plugins": [{"pluginRef": "prefill-filter"}] + scorers},
             {"name": "decode", "plugins": [{"pluginRef": "decode-filter"}] + scorers},
         ]
-    return {"apiVersion": c.PICKER_CONFIG_API, "kind": "EndpointPickerConfig", "plugins": plugins, "schedulingProfiles": profiles}
+    plugins += [{"type": parser} for parser in PARSERS]
+    return {
+        "apiVersion": c.PICKER_CONFIG_API,
+        "kind": "EndpointPickerConfig",
+        "plugins": plugins,
+        "schedulingProfiles": profiles,
+        "requestHandler": {"parsers": [{"pluginRef": parser} for parser in PARSERS]},
+    }
 
 
 def picker_config_text(replica: ModelReplica) -> str:
@@ -123,6 +124,8 @@ def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text
         "config_map": picker,
         "container": container,
         "image_pull_secrets": pull_secrets,
+        "termination_grace_period": TERMINATION_GRACE_SECONDS,
+        "probe_services": {"liveness": LIVENESS_SERVICE, "readiness": READINESS_SERVICE},
         "ports": {"grpc": c.PICKER_GRPC_PORT, "health": c.PICKER_HEALTH_PORT, "metrics": c.PICKER_METRICS_PORT},
         "config_dir": c.PICKER_CONFIG_DIR,
     }

@@ -6,8 +6,7 @@ from typing import Any, Optional
 
 from .. import constants as c
 from .. import names
-from ..facts.engines import member_is_serving, serving_port
-from ..facts.flags import has_flag
+from ..facts.engines import VLLM, EngineFacts, engine_container, engine_of, flags_to_add, member_is_serving, needs_model_flag, serving_port
 from ..model import Container, Engine, EngineMember, EnvVar, ModelReplica, to_plain
 
 
@@ -26,12 +25,17 @@ def env_list(entries: Optional[list[EnvVar]]) -> list[dict[str, Any]]:
     return [to_plain(e) for e in entries or []]
 
 
-def _probe(port: int) -> dict[str, Any]:
+def _probe(port: int, timeout: int) -> dict[str, Any]:
+    return {"httpGet": {"path": c.HEALTH_PATH, "port": port}, "periodSeconds": c.PROBE_PERIOD_SECONDS, "timeoutSeconds": timeout}
+
+
+def _engine_probes(port: int, facts: EngineFacts) -> dict[str, dict[str, Any]]:
+    """Startup gives the weights their load budget; then liveness restarts a wedged engine and readiness gates traffic."""
+    probe = _probe(port, facts.health_timeout_seconds)
     return {
-        "httpGet": {"path": c.HEALTH_PATH, "port": port},
-        "initialDelaySeconds": c.PROBE_INITIAL_DELAY_SECONDS,
-        "periodSeconds": c.PROBE_PERIOD_SECONDS,
-        "timeoutSeconds": c.PROBE_TIMEOUT_SECONDS,
+        "startupProbe": probe | {"failureThreshold": c.STARTUP_FAILURE_THRESHOLD},
+        "livenessProbe": probe | {"failureThreshold": c.LIVENESS_FAILURE_THRESHOLD},
+        "readinessProbe": probe | {"failureThreshold": c.READINESS_FAILURE_THRESHOLD},
     }
 
 
@@ -44,38 +48,51 @@ def pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Opti
     labels[c.LABEL_ROLE] = member.role
     if serving:
         labels[c.LABEL_SERVING] = names.label_value(replica.metadata.name)
+        labels[c.LABEL_ENGINE_TYPE] = engine_of(engine_container(member)[1]).engine_type
         if pd:
             labels[c.LABEL_LLMD_ROLE] = "prefill" if engine.phase == "Prefill" else "decode"
             labels[c.LABEL_LLMD_SERVING] = "true"
     annotations = dict(member.template.metadata.annotations or {}) if member.template.metadata else {}
 
     containers = [_container(replica, engine, member, ct, claim, pd) for ct in member.template.spec.containers]
-    if serving and pd and engine.phase == "Decode":
-        port = serving_port(engine, member, pd)
-        containers.append(
-            {
-                "name": c.PD_SIDECAR_CONTAINER,
-                "image": c.PD_SIDECAR_IMAGE,
-                "args": ["--secure-proxy=false", "--kv-connector=nixlv2", f"--vllm-port={port}"],
-                "env": [],
-                "ports": [{"name": c.PD_SIDECAR_PORT_NAME, "containerPort": c.PD_SIDECAR_PORT, "protocol": "TCP"}],
-                "readinessProbe": _probe(c.PD_SIDECAR_PORT),
-                "resources": {},
-                "volumeMounts": [],
-            }
-        )
+    init_containers = [_pd_sidecar(engine, member, pd)] if serving and pd and engine.phase == "Decode" else []
     volumes: list[dict[str, Any]] = [{"name": c.SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if replica.spec.model_cache_ref:
         volumes.append({"name": c.MODEL_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": replica.spec.model_cache_ref.name}})
     return {
         "labels": labels,
         "annotations": annotations,
+        "termination_grace_period": c.ENGINE_TERMINATION_GRACE_SECONDS,
         "node_selector": {c.LABEL_POOL: member.node_pool_name},
         "tolerations": [c.GPU_TOLERATION],
         "image_pull_secrets": [{"name": s.name} for s in member.template.spec.image_pull_secrets or []],
         "claims": [{"name": c.DEVICE_CLAIM, "resourceClaimTemplateName": claim}] if claim else [],
+        "init_containers": init_containers,
         "containers": containers,
         "volumes": volumes,
+    }
+
+
+def _pd_sidecar(engine: Engine, member: EngineMember, pd: bool) -> dict[str, Any]:
+    """The decode pod's pd-sidecar, a native sidecar (restartPolicy: Always), as llm-d-modelservice renders it.
+
+    It starts before the engine and stops after it, so it proxies every request the engine is
+    still finishing while the pod terminates. Its GET /health answers 200 by itself
+    (pkg/sidecar/proxy/proxy.go), so it says the proxy is up; the engine's own probes say the rest.
+    """
+    port = serving_port(engine, member, pd)
+    connector = engine_of(engine_container(member)[1]).pd_connector
+    return {
+        "name": c.PD_SIDECAR_CONTAINER,
+        "image": c.PD_SIDECAR_IMAGE,
+        "restartPolicy": "Always",
+        # Plain HTTP inside the pod, as llm-d's guides run it: the gateway's hop is the picker's business.
+        "args": ["--secure-proxy=false", f"--kv-connector={connector}", f"--vllm-port={port}"],
+        "env": [],
+        "ports": [{"name": c.PD_SIDECAR_PORT_NAME, "containerPort": c.PD_SIDECAR_PORT, "protocol": "TCP"}],
+        "probes": {"readinessProbe": _probe(c.PD_SIDECAR_PORT, c.PD_SIDECAR_PROBE_TIMEOUT_SECONDS)},
+        "resources": {},
+        "volumeMounts": [],
     }
 
 
@@ -90,31 +107,40 @@ def _container(
     env = env_list(container.env)
     resources = to_plain(container.resources) if container.resources else {}
     mounts: list[dict[str, Any]] = []
-    probe = to_plain(container.readiness_probe) if container.readiness_probe else None
+    probes: dict[str, Any] = {"readinessProbe": to_plain(container.readiness_probe)} if container.readiness_probe else {}
     if container.name == c.ENGINE_CONTAINER:
+        facts = engine_of(container)
         ours: list[dict[str, Any]] = []
         if member.role in ("Leader", "Worker"):
             # First in the list, so `$(MODELPLANE_RANK)` in a user's args or env resolves.
             ours += [{"name": c.ENV_LEADER_ADDRESS, "value": c.LWS_LEADER_ADDRESS}, {"name": c.ENV_RANK, "value": c.LWS_WORKER_INDEX}]
-        if pd:
+        if pd and facts is VLLM:
             ours += [
                 {"name": c.NIXL_HOST_ENV, "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
                 {"name": c.NIXL_PORT_ENV, "value": c.NIXL_PORT},
             ]
         env = ours + env
+        args += flags_to_add(engine, member, pd)
+        if replica.spec.model_cache_ref and needs_model_flag(member, container):
+            # Without it vLLM silently serves its default model instead of the cache. vLLM takes
+            # it first and positional (`vllm serve MODEL`): its --model is deprecated.
+            if facts.positional_model:
+                args.insert(0, c.MODEL_CACHE_PATH)
+            else:
+                args.append(f"{facts.model_flags[0]}={c.MODEL_CACHE_PATH}")
         if member_is_serving(member):
             port = serving_port(engine, member, pd)
             ports = [{"name": c.SERVING_PORT_NAME, "containerPort": port, "protocol": "TCP"}] + ports
-            probe = _probe(port)
-            if replica.spec.model_cache_ref and container.command is None and not has_flag(args, "--model"):
-                # Without --model vLLM silently serves its default model instead of the cache.
-                args.append(f"--model={c.MODEL_CACHE_PATH}")
+            probes = _engine_probes(port, facts)
         if claim:
             resources["claims"] = [{"name": c.DEVICE_CLAIM}]
         mounts.append({"name": c.SHM_VOLUME, "mountPath": c.SHM_PATH})
         if replica.spec.model_cache_ref:
-            mounts.append({"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH})
+            # The cache is filled by Modelplane's ModelCache job; engines only read it.
+            mounts.append({"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH, "readOnly": True})
     if container.args is not None or args:
         values["args"] = args
-    values.update(env=env, ports=ports, readinessProbe=probe, resources=resources, volumeMounts=mounts)
+    if container.name == c.ENGINE_CONTAINER and member_is_serving(member):
+        values["lifecycle"] = {"preStop": {"sleep": {"seconds": c.ENGINE_PRESTOP_SLEEP_SECONDS}}}
+    values.update(env=env, ports=ports, probes=probes, resources=resources, volumeMounts=mounts)
     return values

@@ -7,6 +7,7 @@ from typing import Any
 from .. import constants as c
 from .. import kinds, names
 from ..facts.engines import decode_engine, is_prefill_decode, member_is_serving, serving_port
+from ..facts.picker import ROLE_RULES
 from ..model import ModelReplica
 from ..options import Options
 from . import ReplicaPlan
@@ -32,7 +33,7 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
     pool = names.pool_name(name)
     config_text = picker_config_text(replica)
     add(kinds.SERVICE_ACCOUNT, picker)
-    add(kinds.ROLE, picker)
+    add(kinds.ROLE, picker, rules=list(ROLE_RULES))
     add(kinds.ROLE_BINDING, picker, service_account=picker)
     add(kinds.CONFIG_MAP, picker, data={c.PICKER_CONFIG_KEY: config_text})
 
@@ -81,7 +82,6 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
         port_name=c.PICKER_GRPC_SERVICE_PORT_NAME,
     )
     add(kinds.DEPLOYMENT, picker, **picker_deployment(replica, picker, pool, config_text))
-    add(kinds.POD_DISRUPTION_BUDGET, picker, selector={c.LABEL_PICKER_APP: picker})
     if options.gateway:
         gateway_namespace, gateway_name = options.gateway
         add(

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from .. import constants as c
 from .. import names
 from ..errors import FieldPath, Finding, MapKey
-from ..facts.engines import engine_port_spec, member_is_serving
+from ..facts.engines import chosen_port, engine_container, engine_of, engine_port_spec, member_is_serving
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..model import Container, Engine, EngineMember, ModelReplica
 from ..sources import Document
@@ -34,6 +34,7 @@ CHECKS_BEYOND_CRD = (
     "prefill-decode-ports",
     "unified-ports",
     "picker-args",
+    "engine-command",
 )
 
 _REFERENCE_MESSAGE = "must be a DNS subdomain (lowercase letters, digits, '-' and '.'), as the name of a Kubernetes object"
@@ -78,6 +79,7 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     if spec.model_cache_ref and not names.DNS_1123_SUBDOMAIN.match(spec.model_cache_ref.name):
         fail(("spec", "modelCacheRef", "name"), _REFERENCE_MESSAGE + " (a PersistentVolumeClaim)")
     errors.extend(_check_ports(replica, document))
+    errors.extend(_check_engine_commands(replica, document))
     errors.extend(_check_picker(replica, document))
     return errors
 
@@ -110,6 +112,20 @@ def _check_member(member: EngineMember, mpath: FieldPath, document: Document) ->
                     yield document.error(
                         cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the engine container; remove it"
                     )
+
+
+def _check_engine_commands(replica: ModelReplica, document: Document) -> Iterator[Finding]:
+    """An engine whose image starts no server by itself must say what to run."""
+    for i, engine in enumerate(replica.spec.engines):
+        for j, member in enumerate(engine.members):
+            k, container = engine_container(member)
+            facts = engine_of(container)
+            if container.command is None and not facts.image_serves:
+                yield document.error(
+                    ("spec", "engines", i, "members", j, "template", "spec", "containers", k, "image"),
+                    f"{facts.name}'s images start no server by themselves: set the engine's command, "
+                    f"e.g. [{', '.join(facts.server_command)}]",
+                )
 
 
 def _port_owner(container: Container) -> str:
@@ -145,10 +161,11 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[Finding]
                         f"InferencePool targets (the decode pod's pd-sidecar listens there too); it serves on {port}",
                     )
                 if prefill_decode and engine.phase == "Decode" and port == c.PD_SIDECAR_PORT:
+                    chosen = chosen_port(engine_of(engine_container(member)[1]), engine, prefill_decode)
                     yield document.error(
                         engine_path,
                         f"under PrefillDecode the Decode engine can't serve on port {c.PD_SIDECAR_PORT}: the pd-sidecar "
-                        f"owns it (leave --port out to serve on {c.DECODE_PORT})",
+                        f"owns it (leave --port out, and modelplane-render serves it on {chosen})",
                     )
     if not prefill_decode and len(serving_ports) > 1:
         (first_port, (first, _)), *others = sorted(serving_ports.items(), key=lambda item: item[1][0])

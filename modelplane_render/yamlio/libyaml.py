@@ -63,6 +63,10 @@ class PlainDumper(Dumper):
 
     literal_blocks = False
 
+    def ignore_aliases(self, data: Any) -> bool:
+        # An object met twice is written out twice: `&id001` / `*id001` is unreadable in a PR's diff.
+        return True
+
 
 PlainDumper.add_representer(str, yaml.representer.SafeRepresenter.represent_str)
 # One memo serves both: they read the same implicit resolvers (yaml.resolver.Resolver's).

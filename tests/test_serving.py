@@ -1,0 +1,253 @@
+"""Would it serve: for every valid fixture, what the programs that run the output will do with it.
+
+Each engine's behaviour is stated here as its own source has it (not read from facts/, which is
+what is under test): the port it binds when no flag says, the address it listens on, how it is told
+the model. The port a container really binds must be the one its pod declares, its probes check,
+the pool targets and the pd-sidecar forwards to; the picker's probes must ask for services its
+health server answers; its Role must cover what it watches.
+"""
+
+from __future__ import annotations
+
+import shlex
+from typing import Any, Optional
+
+import pytest
+import yaml
+from test_plan import by_kind, pod_templates, rendered
+
+from conftest import VALID
+from modelplane_render import constants as c
+
+CASES = pytest.mark.parametrize("case", VALID, ids=[p.name for p in VALID])
+
+# vllm/entrypoints/openai/cli_args.py: port 8000, every address; python/sglang/srt/server_args.py:
+# 127.0.0.1:30000. llm-d-router v0.9.0 pkg/sidecar/proxy/options.go: the pd-sidecar listens on 8000.
+DEFAULT_PORT = {"vllm": 8000, "sglang": 30000}
+LOOPBACK_BY_DEFAULT = {"vllm": False, "sglang": True}
+SIDECAR_DEFAULT_PORT = 8000
+SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash"}
+# cmd/epp/runner/health.go with --ha-enable-leader-election: liveness is SERVING on every replica,
+# readiness (and "" and the ext-proc name) only on the leader; any other name is SERVICE_UNKNOWN.
+LIVENESS_ANSWERED_BY_EVERY_REPLICA = {"liveness"}
+READINESS_ANSWERED_BY_THE_LEADER = {"readiness", "", "envoy.service.ext_proc.v3.ExternalProcessor"}
+# pkg/epp/server/controller_manager.go and controller_config.go: what the picker lists and watches.
+PICKER_WATCHES = [
+    ("", "pods"),
+    ("inference.networking.k8s.io", "inferencepools"),
+    *(
+        (group, kind)
+        for group in ("llm-d.ai", "inference.networking.x-k8s.io")
+        for kind in ("inferenceobjectives", "inferencemodelrewrites")
+    ),
+]
+
+
+def argv(container: dict[str, Any]) -> list[str]:
+    """What the engine sees: command and args; in a shell string, the words of the command that serves."""
+    words = list(container.get("command") or []) + list(container.get("args") or [])
+    if words[:1] and words[0] in SHELLS and len(words) > 2 and words[1] == "-c":
+        commands: list[list[str]] = [[]]
+        for word in shlex.split(words[2].replace("&&", " && ").replace(";", " ; ")):
+            if word in ("&&", ";", "||"):
+                commands.append([])
+            else:
+                commands[-1].append(word)
+        serving = [cmd for cmd in commands if "serve" in cmd or "sglang.launch_server" in cmd]
+        return serving[-1] if serving else commands[-1]
+    return words
+
+
+def engine_kind(container: dict[str, Any]) -> str:
+    words = " ".join(container.get("command") or [])
+    return "sglang" if "sglang" in (words or container["image"].split("/")[-1]) else "vllm"
+
+
+def runs_model_server(container: dict[str, Any]) -> bool:
+    words = argv(container)
+    return not container.get("command") or "serve" in words or "sglang.launch_server" in words
+
+
+def flag(words: list[str], name: str) -> Optional[str]:
+    value = None
+    for i, word in enumerate(words):
+        if word == name and i + 1 < len(words):
+            value = words[i + 1]
+        elif word.startswith(name + "="):
+            value = word.split("=", 1)[1]
+    return value
+
+
+def bound_port(container: dict[str, Any]) -> int:
+    """The port the engine binds: its last --port, else its own default."""
+    port = flag(argv(container), "--port")
+    return int(port) if port else DEFAULT_PORT[engine_kind(container)]
+
+
+def engine_pods(objects: list[dict[str, Any]]) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    return [(lws, pod) for lws in by_kind(objects, "LeaderWorkerSet") for _, pod in pod_templates(lws)]
+
+
+def engine_of(pod: dict[str, Any]) -> dict[str, Any]:
+    (engine,) = [ct for ct in pod["spec"]["containers"] if ct["name"] == c.ENGINE_CONTAINER]
+    return engine
+
+
+def serves(pod: dict[str, Any]) -> bool:
+    return c.LABEL_SERVING in pod["metadata"]["labels"]
+
+
+def sidecar_of(pod: dict[str, Any]) -> Optional[dict[str, Any]]:
+    found = [ct for ct in pod["spec"].get("initContainers", []) if ct["name"] == c.PD_SIDECAR_CONTAINER]
+    return found[0] if found else None
+
+
+@CASES
+def test_each_serving_engine_binds_the_port_its_pod_declares_and_probes(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        if not serves(pod):
+            continue
+        engine = engine_of(pod)
+        port = bound_port(engine)
+        (http,) = [p for p in engine["ports"] if p["name"] == c.SERVING_PORT_NAME]
+        assert http["containerPort"] == port
+        for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
+            assert engine[probe]["httpGet"]["port"] == port, probe
+
+
+@CASES
+def test_an_engine_that_would_listen_on_loopback_is_told_every_address(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        engine = engine_of(pod)
+        if serves(pod) and LOOPBACK_BY_DEFAULT[engine_kind(engine)]:
+            assert flag(argv(engine), "--host") == "0.0.0.0", "the kubelet and the pool reach the pod's IP, never its loopback"
+
+
+@CASES
+def test_no_two_containers_of_a_pod_bind_one_port(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        bound: list[int] = []
+        for container in pod["spec"].get("initContainers", []) + pod["spec"]["containers"]:
+            if container["name"] == c.ENGINE_CONTAINER and serves(pod):
+                bound.append(bound_port(container))
+            elif container["name"] == c.PD_SIDECAR_CONTAINER:
+                bound.append(int(flag(container["args"], "--port") or SIDECAR_DEFAULT_PORT))
+            else:
+                bound += [p["containerPort"] for p in container.get("ports", [])]
+        assert len(bound) == len(set(bound)), bound
+
+
+@CASES
+def test_the_pool_targets_the_port_every_pod_it_selects_serves_on(case):  # type: ignore[no-untyped-def]
+    objects = rendered(case)
+    for pool in by_kind(objects, "InferencePool"):
+        (target,) = [p["number"] for p in pool["spec"]["targetPorts"]]
+        selected = [
+            pod
+            for _, pod in engine_pods(objects)
+            if all(pod["metadata"]["labels"].get(k) == v for k, v in pool["spec"]["selector"]["matchLabels"].items())
+        ]
+        assert selected
+        for pod in selected:
+            sidecar = sidecar_of(pod)
+            if sidecar is not None:
+                assert int(flag(sidecar["args"], "--port") or SIDECAR_DEFAULT_PORT) == target
+                # The sidecar forwards to the engine's real port, and says which connector it speaks.
+                engine = engine_of(pod)
+                assert int(flag(sidecar["args"], "--vllm-port") or 8001) == bound_port(engine)
+                assert flag(sidecar["args"], "--kv-connector") == {"vllm": "nixlv2", "sglang": "sglang"}[engine_kind(engine)]
+            else:
+                assert bound_port(engine_of(pod)) == target
+
+
+@CASES
+def test_every_member_that_runs_the_model_server_is_told_the_model(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        engine = engine_of(pod)
+        if not runs_model_server(engine):
+            continue
+        words = argv(engine)
+        if engine_kind(engine) == "sglang":
+            assert flag(words, "--model-path") or flag(words, "--model"), words
+        else:
+            # `vllm serve MODEL`: the first word after serve, or the image's entrypoint's first argument.
+            rest = words[words.index("serve") + 1 :] if "serve" in words else words
+            assert (rest and not rest[0].startswith("-")) or flag(words, "--model"), words
+
+
+@CASES
+def test_pods_say_which_engine_they_run_for_the_pickers_metric_names(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        if serves(pod):
+            engine = engine_of(pod)
+            assert pod["metadata"]["labels"]["llm-d.ai/engine-type"] == engine_kind(engine)
+            if engine_kind(engine) == "sglang":
+                assert "--enable-metrics" in argv(engine), "SGLang serves no /metrics unless asked"
+
+
+@CASES
+def test_nixl_side_channel_env_goes_to_vllm_prefill_decode_engines_only(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        engine = engine_of(pod)
+        names = {e["name"] for e in engine.get("env", [])}
+        pd = "llm-d.ai/role" in pod["metadata"]["labels"]
+        assert (c.NIXL_HOST_ENV in names) == (pd and engine_kind(engine) == "vllm")
+
+
+@CASES
+def test_the_model_cache_is_mounted_read_only(case):  # type: ignore[no-untyped-def]
+    for _, pod in engine_pods(rendered(case)):
+        for mount in engine_of(pod).get("volumeMounts", []):
+            if mount["name"] == c.MODEL_CACHE_VOLUME:
+                assert mount["readOnly"] is True
+
+
+@CASES
+def test_serving_pods_drain_before_they_stop(case):  # type: ignore[no-untyped-def]
+    objects = rendered(case)
+    (picker,) = by_kind(objects, "Deployment")[:1]
+    for _, pod in engine_pods(objects):
+        grace = pod["spec"]["terminationGracePeriodSeconds"]
+        if serves(pod):
+            sleep = engine_of(pod)["lifecycle"]["preStop"]["sleep"]["seconds"]
+            assert 0 < sleep < grace
+        # The picker mirrors the pool's longest grace period, so it outlives every drain.
+        assert picker["spec"]["template"]["spec"]["terminationGracePeriodSeconds"] >= grace
+
+
+@CASES
+def test_the_pickers_probes_ask_for_services_its_health_server_answers(case):  # type: ignore[no-untyped-def]
+    for deployment in by_kind(rendered(case), "Deployment"):
+        (container,) = deployment["spec"]["template"]["spec"]["containers"]
+        assert "--ha-enable-leader-election" in container["args"] and deployment["spec"]["replicas"] > 1
+        assert container["livenessProbe"]["grpc"]["service"] in LIVENESS_ANSWERED_BY_EVERY_REPLICA
+        assert container["readinessProbe"]["grpc"]["service"] in READINESS_ANSWERED_BY_THE_LEADER
+        # Only the leader is Ready: a rolling update would wait forever for a new pod to be.
+        assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+
+
+@CASES
+def test_the_pickers_role_lets_it_list_and_watch_all_it_watches(case):  # type: ignore[no-untyped-def]
+    objects = rendered(case)
+    for role in by_kind(objects, "Role"):
+        for group, resource in PICKER_WATCHES:
+            assert any(
+                group in rule["apiGroups"] and resource in rule["resources"] and {"list", "watch"} <= set(rule["verbs"])
+                for rule in role["rules"]
+            ), (group, resource)
+    assert by_kind(objects, "PodDisruptionBudget") == [], "with one Ready picker, any budget forbids draining its node"
+
+
+@CASES
+def test_every_picker_parameter_takes_effect(case):  # type: ignore[no-untyped-def]
+    for config_map in by_kind(rendered(case), "ConfigMap"):
+        text = config_map["data"][c.PICKER_CONFIG_KEY]
+        assert "&" not in text and "*" not in text, "no anchors or aliases: a PR's diff must read as it applies"
+        config = yaml.safe_load(text)
+        for plugin in config["plugins"]:
+            assert plugin["type"] != "disagg-headers-handler", "deprecated: the profile handler sets the header"
+            parameters = plugin.get("parameters", {})
+            if plugin["type"] == "approx-prefix-cache-producer":
+                # approximateprefix/plugin.go: raised to 64 below that; overridden by maxPrefixTokensToMatch.
+                assert parameters.get("blockSizeTokens", 64) >= 64
+                assert "maxPrefixBlocksToMatch" not in parameters
