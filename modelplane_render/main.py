@@ -136,7 +136,9 @@ def _plain_command_line(arguments: list[str]) -> Any:
     from types import SimpleNamespace
 
     if arguments[:1] in (["render"], ["validate"]) and not any(a.startswith("-") for a in arguments[1:]):
-        parsed = SimpleNamespace(command=arguments[0], paths=arguments[1:] or ["."], namespace=None, gateway=None, cluster=None)
+        parsed = SimpleNamespace(
+            command=arguments[0], paths=arguments[1:] or ["."], namespace=None, gateway=None, cluster=None, picker_plaintext=False
+        )
         if arguments[0] == "render":
             parsed.allow_empty = False
         return parsed

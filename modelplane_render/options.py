@@ -19,6 +19,9 @@ class Options:
     # A render that yields no object from a replica is an error unless allowed: Argo CD prunes
     # every live object an app no longer renders.
     allow_empty: bool = False
+    # The picker's ext-proc port serves TLS (a self-signed certificate) unless this says plaintext:
+    # every common gateway speaks TLS to it; a few setups need plaintext (README: Gateways).
+    picker_plaintext: bool = False
 
     def renders(self, cluster_name: object) -> bool:
         """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""

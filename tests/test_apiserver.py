@@ -2,7 +2,8 @@
 server's verdict on every ModelReplica document equals ours.
 
 Runs against etcd + kube-apiserver built by tests/peers (v1.37.2, so resource.k8s.io/v1 is served), with the
-upstream LWS v0.10.0 and InferencePool v1.6.0 CRDs from ../shared and the project's own ModelReplica CRD.
+upstream LWS v0.10.0 and InferencePool v1.6.0 CRDs from ../shared, the InferenceObjective and
+InferenceModelRewrite CRDs the picker looks for, and the project's own ModelReplica CRD.
 """
 
 from __future__ import annotations
@@ -29,6 +30,13 @@ from modelplane_render.validation.structural import StructuralValidator
 pytestmark = pytest.mark.real_peers
 
 UPSTREAM_CRDS = ("leaderworkerset.x-k8s.io_leaderworkersets.v0.10.0.yaml", "inference.networking.k8s.io_inferencepools.v1.6.0.yaml")
+# What the picker looks for beside its pool (llm-d-router v0.9.0's own group, and GIE v1.5.0's legacy one).
+PICKER_CRDS = (
+    "llm-d.ai_inferenceobjectives.llm-d-router-v0.9.0.yaml",
+    "llm-d.ai_inferencemodelrewrites.llm-d-router-v0.9.0.yaml",
+    "inference.networking.x-k8s.io_inferenceobjectives.v1.5.0.yaml",
+    "inference.networking.x-k8s.io_inferencemodelrewrites.v1.5.0.yaml",
+)
 DEFAULT_NAMESPACE = "ml-team"
 # Rendered kinds whose CRD the test server doesn't serve (Gateway API is the user's; routes are opt-in).
 NOT_SERVED = {"HTTPRoute"}
@@ -43,7 +51,7 @@ def api() -> Iterator[Any]:
     require_peer("etcd")
     with running_apiserver() as server:
         server.wait_for_api("resource.k8s.io/v1", "ResourceClaimTemplate")
-        for name in UPSTREAM_CRDS:
+        for name in UPSTREAM_CRDS + PICKER_CRDS:
             server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
         server.apply_crd(crd.crd())
         yield server

@@ -276,3 +276,24 @@ def test_a_picker_config_is_written_the_same_alone_or_beside_others(tmp_path):  
     alone = {**config_texts([str(tmp_path / "a.yaml")]), **config_texts([str(tmp_path / "b.yaml")])}
     assert together == alone and len(set(together.values())) == 1
     assert "&" not in next(iter(together.values())) and "parameters:\n" in next(iter(together.values()))
+
+
+def test_the_pickers_tls_is_one_setting_each_front_end_spells():  # type: ignore[no-untyped-def]
+    from modelplane_render.frontends.argocd import settings_from_env
+    from modelplane_render.frontends.krm import read_function_config
+
+    def secure_serving(options: Options) -> list[str]:
+        objects = render_paths([str(next(p for p in VALID if p.name == "single-gpu-standalone"))], options).objects
+        (deployment,) = by_kind(objects, "Deployment")
+        return [a for a in deployment["spec"]["template"]["spec"]["containers"][0]["args"] if a.startswith("--secure-serving")]
+
+    assert secure_serving(Options()) == ["--secure-serving=true"], "the picker's own default, said out loud"
+    config = {
+        "apiVersion": "render.modelplane.ai/v1alpha1",
+        "kind": "RenderConfig",
+        "metadata": {"name": "r"},
+        "spec": {"pickerPlaintext": True},
+    }
+    argocd = settings_from_env({"ARGOCD_APP_PARAMETERS": '[{"name": "picker-plaintext", "string": "true"}]'}).options
+    for options in (Options(picker_plaintext=True), read_function_config(config).options, argocd):
+        assert secure_serving(options) == ["--secure-serving=false"]

@@ -81,6 +81,7 @@ RENDER_WITHOUT_OPTIONS = {
     "option cluster": "None",
     "option gateway": "None",
     "option namespace": "None",
+    "option picker_plaintext": "False",
 }
 
 # What `argocd generate` reads from its environment, besides the app's files: the plugin

@@ -13,6 +13,11 @@ def add_render_options(parser: argparse.ArgumentParser, *, clusters: bool = Fals
     """The options of every rendering command; `clusters`: --cluster may be given several times (diff: one report each)."""
     parser.add_argument("--namespace", "-n", metavar="NS", help="namespace of replicas that set none")
     parser.add_argument("--gateway", metavar="NAMESPACE/NAME", help="render an HTTPRoute per replica, attached to this Gateway")
+    parser.add_argument(
+        "--picker-plaintext",
+        action="store_true",
+        help="the endpoint picker serves plaintext gRPC (--secure-serving=false), for a gateway that can't speak TLS to it",
+    )
     if clusters:
         parser.add_argument(
             "--cluster",
@@ -40,4 +45,5 @@ def options_from_args(args: argparse.Namespace, *, allow_empty: bool = False) ->
         gateway=parse_gateway(args.gateway),
         cluster=parse_cluster(args.cluster),
         allow_empty=allow_empty or getattr(args, "allow_empty", False),  # validate has no --allow-empty
+        picker_plaintext=args.picker_plaintext,
     )

@@ -59,7 +59,7 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     _add_options(inner)
     inner.add_argument("revisions", nargs="*")
     late = inner.parse_intermixed_args(before)
-    for name in ("namespace", "gateway", "format", "color", "unified"):
+    for name in ("namespace", "gateway", "format", "color", "unified", "picker_plaintext"):
         if getattr(late, name) is None:
             setattr(late, name, getattr(args, name))
     late.cluster = (args.cluster or []) + (late.cluster or [])
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     comparisons = []
     for cluster in clusters:
         # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
-        options = Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=True)
+        options = Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=True, picker_plaintext=args.picker_plaintext)
         comparisons.append(compare(*render_both(base, head, args.paths, options), context=context, cluster=cluster))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)

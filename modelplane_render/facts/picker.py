@@ -5,18 +5,21 @@ A user's own args and env must not repeat what we give it.
 
 from __future__ import annotations
 
-# Flags of the picker that follow the pool and the config: a user repeating one is an error.
-PICKER_FLAGS = (
-    "--pool-name",
-    "--pool-namespace",
-    "--pool-group",
-    "--config-file",
-    "--grpc-port",
-    "--grpc-health-port",
-    "--metrics-port",
-    "--metrics-endpoint-auth",
-    "--ha-enable-leader-election",
-)
+# Flags of the picker that we set, each with what it follows: a user repeating one is an error.
+_FOLLOWS_POOL = "it follows the pool and the config"
+PICKER_FLAGS = {
+    "--pool-name": _FOLLOWS_POOL,
+    "--pool-namespace": _FOLLOWS_POOL,
+    "--pool-group": _FOLLOWS_POOL,
+    "--config-file": _FOLLOWS_POOL,
+    "--grpc-port": _FOLLOWS_POOL,
+    "--grpc-health-port": _FOLLOWS_POOL,
+    "--metrics-port": _FOLLOWS_POOL,
+    "--metrics-endpoint-auth": _FOLLOWS_POOL,
+    "--ha-enable-leader-election": "two pickers share the pool by leader election",
+    # pkg/epp/server/options.go: TLS on by default, with a self-signed certificate unless --cert-path.
+    "--secure-serving": "it follows --picker-plaintext (Argo CD: picker-plaintext; a RenderConfig: spec.pickerPlaintext)",
+}
 PICKER_ENV = ("NAMESPACE", "POD_NAME")
 
 # cmd/epp/runner/health.go: with --ha-enable-leader-election the health server answers these two

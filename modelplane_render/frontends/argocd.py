@@ -102,7 +102,13 @@ ALLOW_EMPTY = Parameter(
     'Succeed when no object is rendered from a replica. By default that is an error, because Argo CD prunes every live object an app no longer renders. Set "true" only to empty the app on purpose.',
     "false",
 )
-PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY)
+PICKER_PLAINTEXT = Parameter(
+    "picker-plaintext",
+    "Picker without TLS",
+    'Set "true" when the Gateway connects to the endpoint picker in plaintext gRPC. By default the picker serves TLS with a self-signed certificate, which Istio (with a DestinationRule), GKE, kgateway and Envoy Gateway expect.',
+    "false",
+)
+PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY, PICKER_PLAINTEXT)
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
 
@@ -133,8 +139,9 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     cluster = parse_cluster(values[CLUSTER.name], f"{WHERE_PARAMETERS} {CLUSTER.name}")
     check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
     allow_empty = _parse_bool(values[ALLOW_EMPTY.name], f"{WHERE_PARAMETERS} {ALLOW_EMPTY.name}")
+    plaintext = _parse_bool(values[PICKER_PLAINTEXT.name], f"{WHERE_PARAMETERS} {PICKER_PLAINTEXT.name}")
     return ArgoSettings(
-        options=Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty),
+        options=Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty, picker_plaintext=plaintext),
         check_cluster_apis=check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),

@@ -50,7 +50,7 @@ RESOURCE_LIST_KIND = "ResourceList"
 CONFIG_API_VERSION = "render.modelplane.ai/v1alpha1"
 CONFIG_KIND = "RenderConfig"
 CONFIG_FIELDS = ("apiVersion", "kind", "metadata", "spec")
-CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "sources")
+CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "pickerPlaintext", "sources")
 
 # Where an orchestrator says an item was read from: kyaml's current keys first, then the legacy ones.
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -332,13 +332,17 @@ def read_function_config(config: Any) -> FunctionConfig:
     namespace = _option(place, spec, "namespace", _namespace, problems)
     gateway = _option(place, spec, "gateway", _gateway, problems)
     cluster = _option(place, spec, "cluster", _cluster, problems)
-    allow_empty = spec.get("allowEmpty")
-    if allow_empty is not None and not isinstance(allow_empty, bool):
-        problems.append(place.problem(("spec", "allowEmpty"), f"must be true or false, not {describe(allow_empty)}"))
+    allow_empty, plaintext = spec.get("allowEmpty"), spec.get("pickerPlaintext")
+    for name, value in (("allowEmpty", allow_empty), ("pickerPlaintext", plaintext)):
+        if value is not None and not isinstance(value, bool):
+            problems.append(place.problem(("spec", name), f"must be true or false, not {describe(value)}"))
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
         raise InputError(problems)
-    return FunctionConfig(Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty is True), sources)
+    options = Options(
+        namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty is True, picker_plaintext=plaintext is True
+    )
+    return FunctionConfig(options, sources)
 
 
 def _unknown(key: str, known: Iterable[str]) -> str:

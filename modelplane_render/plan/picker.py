@@ -82,7 +82,7 @@ def _config_yaml(config: dict[str, Any]) -> str:
     return text
 
 
-def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text: str) -> dict[str, Any]:
+def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text: str, plaintext: bool) -> dict[str, Any]:
     serving = replica.spec.serving
     user: Optional[PickerContainer] = None
     pull_secrets: list[dict[str, str]] = []
@@ -98,6 +98,7 @@ def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text
         f"--metrics-port={c.PICKER_METRICS_PORT}",
         "--metrics-endpoint-auth=false",
         "--ha-enable-leader-election",
+        f"--secure-serving={'false' if plaintext else 'true'}",
     ] + list(user.args or [] if user else [])
     # The pool's namespace comes from the downward API, not a literal, so a kustomize
     # `namespace:` overlay can never leave the picker watching the old one.

@@ -215,11 +215,9 @@ def _check_picker(replica: ModelReplica, document: Document) -> Iterator[Finding
     container = serving.endpoint_picker.template.spec.containers[0]
     cpath: FieldPath = ("spec", "serving", "endpointPicker", "template", "spec", "containers", 0)
     for n, arg in enumerate(container.args or []):
-        for flag in PICKER_FLAGS:
+        for flag, follows in PICKER_FLAGS.items():
             if arg == flag or arg.startswith(flag + "="):
-                yield document.error(
-                    cpath + ("args", n), f"{flag} is set by modelplane-render (it follows the pool and the config); remove it"
-                )
+                yield document.error(cpath + ("args", n), f"{flag} is set by modelplane-render ({follows}); remove it")
     for n, env in enumerate(container.env or []):
         if env.name in PICKER_ENV:
             yield document.error(cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the picker; remove it")
