@@ -34,6 +34,9 @@ if TYPE_CHECKING:
     from typing import Any, NoReturn, Optional
 
 PROG = "modelplane-render"
+# The modules of pyproject.toml's dependencies, and the distribution each comes from: a run without
+# one is a setup to fix, not a bug (tests/test_commands.py holds this equal to pyproject's list).
+DEPENDENCIES = {"yaml": "PyYAML", "jinja2": "Jinja2", "markupsafe": "Jinja2", "ruamel": "ruamel.yaml"}
 COMMANDS = {
     "render": "render the sources' objects to stdout",
     "validate": "check the sources, print nothing on success",
@@ -102,6 +105,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     except MemoryError:
         _report(f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)")
         return EXIT_INVALID
+    except ModuleNotFoundError as exc:
+        distribution = DEPENDENCIES.get((exc.name or "").split(".")[0])
+        if distribution is None:
+            _report_internal(f"({type(exc).__name__}: {exc})", exc)
+            return EXIT_INTERNAL
+        _report(
+            f"{PROG}: {distribution} is not installed ({exc}), and {PROG} needs it: install {PROG} with pip, which "
+            f"brings its dependencies ({', '.join(sorted(set(DEPENDENCIES.values())))}), or run it from the venv it is installed in"
+        )
+        return EXIT_USAGE
     except InternalError as exc:
         _report_internal(str(exc), exc)
         return EXIT_INTERNAL

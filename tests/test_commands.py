@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -10,6 +11,7 @@ import sys
 import pytest
 
 from conftest import ROOT, VALID, run_cli, run_process
+from modelplane_render.main import DEPENDENCIES
 
 
 def test_usage_errors_exit_2_with_one_line():  # type: ignore[no-untyped-def]
@@ -128,3 +130,27 @@ def test_the_command_lines_argo_cd_and_ci_run_never_import_argparse(argv):  # ty
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "MODELPLANE_"))}
     done = subprocess.run([sys.executable, "-c", probe, *argv], cwd=VALID[0], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.splitlines()[-1] == "0 False", done.stderr
+
+
+# What each needs first: render reads YAML and fills templates; the KRM function writes with ruamel.
+@pytest.mark.parametrize(
+    "module,args", [("yaml", ["render", "fixtures/valid"]), ("jinja2", ["render", "fixtures/valid"]), ("ruamel", ["krm"])]
+)
+def test_a_missing_dependency_is_a_setup_error_that_says_what_to_install(module, args):  # type: ignore[no-untyped-def]
+    """A bare `python3 plugin.py` without the dependencies: not "internal error ... please report it"."""
+    code = f"import sys; sys.modules[{module!r}] = None; from modelplane_render.main import main; sys.exit(main({args!r}))"
+    env = {**os.environ, "MODELPLANE_RENDER_CACHE_DIR": ""}
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, input="", capture_output=True, text=True, env=env)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert "is not installed" in result.stderr and "internal error" not in result.stderr, result.stderr
+    assert DEPENDENCIES[module] in result.stderr
+
+
+def test_the_dependencies_main_names_are_pyprojects():  # type: ignore[no-untyped-def]
+    import tomllib
+
+    declared = {
+        re.split(r"[<>=!~ \\[]", d, maxsplit=1)[0].lower()
+        for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    }
+    assert {d.lower() for d in DEPENDENCIES.values()} == declared
