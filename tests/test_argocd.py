@@ -89,7 +89,7 @@ def test_plugin_yaml_announces_the_parameters_the_code_reads() -> None:
         (p.name, p.title, p.tooltip, p.default) for p in argocd.PARAMETERS
     ]
     assert plugin["spec"]["generate"]["command"] == ["modelplane-render", "argocd", "generate"]
-    assert plugin["spec"]["discover"] == {"find": {"command": ["modelplane-render", "argocd", "discover"]}}
+    assert "discover" not in plugin["spec"], "opt-in: an Application names the plugin"
     assert plugin["spec"]["preserveFileMode"] is False
     assert "init" not in plugin["spec"]
 
@@ -596,6 +596,14 @@ def build_repository(repo: Path) -> None:
     plain.mkdir()
     (plain / "configmap.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
     (plain / "kustomization.yaml").write_text("resources: [configmap.yaml]\n")
+    # Another tool's apps whose files hold a ModelReplica: a kustomize base with a patch, and a chart.
+    kustomize_app = repo / "kustomize-app"
+    shutil.copytree(SINGLE, kustomize_app)
+    (kustomize_app / "kustomization.yaml").write_text("namespace: ml-prod\nresources: [replica.yaml]\n")
+    chart = repo / "helm-chart"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: serving\nversion: 0.1.0\n")
+    (chart / "templates" / "replica.yaml").write_text((SINGLE / "replica.yaml").read_text())
 
 
 def manifests(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
@@ -604,10 +612,28 @@ def manifests(result: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.real_peers
-def test_real_match_a_replica_app_and_not_another(cmp_server: CmpServer) -> None:
-    assert cmp_server.match("valid/single-gpu-standalone") == {"isSupported": True, "isDiscoveryEnabled": True}
-    assert cmp_server.match("invalid/syntax-error") == {"isSupported": True, "isDiscoveryEnabled": True}
-    assert cmp_server.match("plain-manifests") == {"isSupported": False, "isDiscoveryEnabled": True}
+@pytest.mark.parametrize(
+    "app,app_type",
+    [
+        ("valid/single-gpu-standalone", "Directory"),
+        ("kustomize-app", "Kustomize"),
+        ("helm-chart", "Helm"),
+        ("plain-manifests", "Kustomize"),
+    ],
+)
+def test_real_repo_server_never_hands_us_an_app_that_does_not_name_the_plugin(cmp_server: CmpServer, app: str, app_type: str) -> None:
+    """Argo CD's own discovery.AppType, asking the real plugin server first: a kustomize app or a chart whose
+    files mention a ModelReplica stays kustomize's or Helm's, and a replica directory is a plain directory."""
+    assert cmp_server.match(app) == {"isSupported": False, "isDiscoveryEnabled": False}
+    result = cmp_server.call("apptype", app, repo_server_env(app, named_plugin=False))
+    assert (result.returncode, json.loads(result.stdout or "{}")) == (0, {"appType": app_type}), result.stderr
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize("app", ["valid/single-gpu-standalone", "invalid/syntax-error", "kustomize-app"])
+def test_real_repo_server_hands_an_app_that_names_the_plugin_to_it(cmp_server: CmpServer, app: str) -> None:
+    result = cmp_server.call("named", app, repo_server_env(app))
+    assert (result.returncode, json.loads(result.stdout or "{}")) == (0, {"uses": True}), result.stderr
 
 
 @pytest.mark.real_peers
@@ -691,11 +717,11 @@ def test_real_cluster_without_dra_v1_fails_with_what_to_install(cmp_server: CmpS
 
 
 @pytest.mark.real_peers
-def test_real_discovered_app_gets_the_defaults(cmp_server: CmpServer) -> None:
-    """An Application without a plugin block: no ARGOCD_APP_PARAMETERS, no ARGOCD_ENV_*; the API check is on."""
-    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", namespace="team-c", named_plugin=False))
+def test_real_named_app_without_parameters_gets_the_defaults(cmp_server: CmpServer) -> None:
+    """`plugin: {name: modelplane-render-v1}` and nothing else: ARGOCD_APP_PARAMETERS is null; the API check is on."""
+    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", namespace="team-c"))
     assert {o["metadata"]["namespace"] for o in manifests(result)} == {"team-c"}
-    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", api_versions="v1,apps/v1", named_plugin=False))
+    result = cmp_server.call("generate", "no-namespace", repo_server_env("no-namespace", api_versions="v1,apps/v1"))
     assert result.returncode == 1
     assert "does not serve leaderworkerset.x-k8s.io/v1 LeaderWorkerSet" in result.stderr
 
@@ -922,3 +948,11 @@ def test_real_cluster_with_no_replica_fails_unless_allowed(cmp_server: CmpServer
     assert replica_labels(allowed) == set() and allowed  # only the objects passed through
     from_env = cmp_server.generate("deploy/replicas", plugin_env={"MODELPLANE_CLUSTER": "eks-l40s"})
     assert replica_labels(manifests(from_env)) == {"mistral-small-eks-l40s-0"}
+
+
+@pytest.mark.parametrize("root_file", argocd.OTHER_TOOLS_ROOTS)
+def test_discover_declines_a_kustomize_or_helm_root_for_whoever_turns_discovery_on(tmp_path: Path, root_file: str) -> None:
+    shutil.copy(SINGLE / "replica.yaml", tmp_path / "replica.yaml")
+    assert argocd.discover(str(tmp_path)) == str(tmp_path / "replica.yaml")
+    (tmp_path / root_file).write_text("resources: [replica.yaml]\n")
+    assert argocd.discover(str(tmp_path)) is None

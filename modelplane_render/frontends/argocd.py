@@ -27,6 +27,7 @@ reports the error with its line, rather than Argo CD reporting that no plugin ma
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 from collections.abc import Iterable, Mapping
@@ -306,13 +307,20 @@ _REPLICA_KIND = re.compile(
 )
 
 
+# A root holding one of these is another tool's app: Argo CD asks plugins before it looks for a
+# kustomization or a chart (util/app/discovery/discovery.go), so matching it would take the app over.
+OTHER_TOOLS_ROOTS = ("kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml")
+
+
 def discover(source_dir: str = ".") -> Optional[str]:
     """The first YAML file under source_dir (walked as `render` walks) that declares a ModelReplica, or None.
 
     Only text is read: no YAML parsing, no file outside source_dir. Faults are not errors
     here: a file that can't be read doesn't match, and `generate` reports it if the app
-    matches through another file.
+    matches through another file. A kustomize or Helm root never matches.
     """
+    if any(os.path.lexists(os.path.join(source_dir, name)) for name in OTHER_TOOLS_ROOTS):
+        return None
     files, _ = find_files([source_dir])
     for shown, real in files:
         try:

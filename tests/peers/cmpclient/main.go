@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	modelplane-cmpclient -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] match|generate
+//	modelplane-cmpclient -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] match|generate|apptype|named
 //
 // Or, without a plugin server:
 //
@@ -24,6 +24,11 @@
 // makes of the ApplicationSet for the cluster secrets that the API server at URL holds in NS.
 //
 // match prints {"isSupported":bool,"isDiscoveryEnabled":bool} on stdout.
+// apptype prints {"appType":"Plugin"|"Kustomize"|"Helm"|"Directory"}: what the repo-server's own
+// discovery.AppType decides for an Application with no kustomize/helm/plugin block, asking every
+// plugin socket in the -socket file's directory first.
+// named prints {"uses":bool}: whether the repo-server's discovery.DetectConfigManagementPlugin hands
+// an Application that names this plugin (the -socket file's base name, without .sock) to it.
 // generate prints a JSON array of the manifest strings on stdout; on error it
 // prints the error text (the gRPC error as the repo-server receives it) on
 // stderr and exits 1. Usage errors exit 2.
@@ -56,6 +61,7 @@ import (
 	"github.com/argoproj/argo-cd/v3/applicationset/utils"
 	pluginclient "github.com/argoproj/argo-cd/v3/cmpserver/apiclient"
 	argov1alpha1 "github.com/argoproj/argo-cd/v3/pkg/apis/application/v1alpha1"
+	"github.com/argoproj/argo-cd/v3/util/app/discovery"
 	"github.com/argoproj/argo-cd/v3/util/cmp"
 )
 
@@ -74,7 +80,7 @@ type matchResult struct {
 }
 
 func usage(fs *flag.FlagSet) {
-	fmt.Fprintf(fs.Output(), "usage: %s -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] [-exclude GLOB ...] [-timeout DUR] match|generate\n", filepath.Base(os.Args[0]))
+	fmt.Fprintf(fs.Output(), "usage: %s -socket PATH -repo ABS_DIR -app-path REL_PATH [-env NAME=VALUE ...] [-exclude GLOB ...] [-timeout DUR] match|generate|apptype|named\n", filepath.Base(os.Args[0]))
 	fs.PrintDefaults()
 }
 
@@ -99,7 +105,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if fs.NArg() != 1 || (fs.Arg(0) != "match" && fs.Arg(0) != "generate") {
+	verbs := map[string]bool{"match": true, "generate": true, "apptype": true, "named": true}
+	if fs.NArg() != 1 || !verbs[fs.Arg(0)] {
 		usage(fs)
 		return 2
 	}
@@ -145,6 +152,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if _, err := client.CheckPluginConfiguration(ctx, &emptypb.Empty{}); err != nil {
 		fmt.Fprintf(stderr, "error calling cmp-server checkPluginConfiguration: %v\n", err)
 		return 1
+	}
+
+	// The repo-server's own decisions: they find the plugin by its socket, as the repo-server does.
+	switch fs.Arg(0) {
+	case "apptype":
+		os.Setenv("ARGOCD_PLUGINSOCKFILEPATH", filepath.Dir(*socket))
+		appType, err := discovery.AppType(ctx, absAppPath, repoRoot, nil, excludes, envs)
+		if err != nil {
+			fmt.Fprintf(stderr, "discovery.AppType: %v\n", err)
+			return 1
+		}
+		return writeJSON(stdout, stderr, map[string]string{"appType": appType})
+	case "named":
+		os.Setenv("ARGOCD_PLUGINSOCKFILEPATH", filepath.Dir(*socket))
+		name := strings.TrimSuffix(filepath.Base(*socket), ".sock")
+		closer, _, err := discovery.DetectConfigManagementPlugin(ctx, absAppPath, repoRoot, name, envs, excludes)
+		if err == nil {
+			closer.Close()
+		}
+		return writeJSON(stdout, stderr, map[string]bool{"uses": err == nil})
 	}
 
 	switch fs.Arg(0) {
