@@ -443,6 +443,7 @@ def test_containerfile_copies_only_what_the_package_is_built_from() -> None:
         project["project"]["readme"],
         *(f"{p}/" for p in wheel["packages"]),
         *(f"{p}/" for p in wheel["force-include"]),
+        "argocd/constraints.txt",
     ]
     assert sorted(copied) == sorted(needed)
     for path in copied:
@@ -456,7 +457,7 @@ def test_containerfile_installs_the_package_and_runs_as_999() -> None:
     assert ("ARG", "PYTHON_IMAGE=python:3.11-slim-bookworm") in steps
     final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
     # The first stage builds wheels of the package and every dependency; the final one installs only those.
-    assert ("RUN", "pip wheel --no-cache-dir --wheel-dir /wheels .") in steps
+    assert ("RUN", "pip wheel --no-cache-dir --wheel-dir /wheels -c argocd/constraints.txt .") in steps
     runs = [args for op, args in final if op == "RUN"]
     assert runs == [
         "--mount=type=bind,from=wheels,source=/wheels,target=/wheels "
@@ -797,6 +798,9 @@ def test_kustomize_adds_the_sidecar_to_the_repo_server(built_argocd: list[dict[s
     # The sidecar's /tmp is its own, never the repo-server's.
     [main] = [c for c in pod["containers"] if c["name"] == "argocd-repo-server"]
     assert {m["mountPath"]: m["name"] for m in main["volumeMounts"]}["/tmp"] == "tmp"
+    # `kubectl logs` names the container that exists in the built pod, the repo-server.
+    annotations = deployment["spec"]["template"]["metadata"]["annotations"]
+    assert annotations["kubectl.kubernetes.io/default-container"] == main["name"]
     # Argo CD's init container puts the server binary where the sidecar's command looks for it.
     [copyutil] = [c for c in pod["initContainers"] if c["name"] == "copyutil"]
     assert copyutil["command"][-1] == "/var/run/argocd/argocd-cmp-server"
@@ -956,3 +960,27 @@ def test_discover_declines_a_kustomize_or_helm_root_for_whoever_turns_discovery_
     assert argocd.discover(str(tmp_path)) == str(tmp_path / "replica.yaml")
     (tmp_path / root_file).write_text("resources: [replica.yaml]\n")
     assert argocd.discover(str(tmp_path)) is None
+
+
+def test_the_sidecar_images_dependencies_are_pinned_within_pyprojects_ranges() -> None:
+    """A reproducible image: every runtime dependency (and Jinja2's MarkupSafe) pinned, each pin allowed by pyproject."""
+    import re
+
+    pins = {}
+    for line in (ARGOCD_DIR / "constraints.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.split("==")
+            pins[name.lower()] = tuple(int(x) for x in version.split("."))
+    ranges = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    for requirement in ranges:
+        name = re.split(r"[<>=!~ ]", requirement, maxsplit=1)[0].lower()
+        assert name in pins, f"{name} is not pinned in argocd/constraints.txt"
+        for op, bound in re.findall(r"(>=|<)([0-9.]+)", requirement):
+            limit = tuple(int(x) for x in bound.split("."))
+            assert (pins[name] >= limit) if op == ">=" else (pins[name] < limit), (requirement, pins[name])
+    assert "markupsafe" in pins
+
+
+def test_kubectl_still_means_the_repo_server_by_default() -> None:
+    patch = yaml.safe_load((ARGOCD_DIR / "repo-server-sidecar.yaml").read_text())
+    assert patch["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"] == "argocd-repo-server"
