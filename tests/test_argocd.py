@@ -799,6 +799,7 @@ def test_kustomize_adds_the_sidecar_to_the_repo_server(built_argocd: list[dict[s
     [main] = [c for c in pod["containers"] if c["name"] == "argocd-repo-server"]
     assert {m["mountPath"]: m["name"] for m in main["volumeMounts"]}["/tmp"] == "tmp"
     # `kubectl logs` names the container that exists in the built pod, the repo-server.
+    [deployment] = [o for o in built_argocd if o["kind"] == "Deployment" and o["metadata"]["name"] == "argocd-repo-server"]
     annotations = deployment["spec"]["template"]["metadata"]["annotations"]
     assert annotations["kubectl.kubernetes.io/default-container"] == main["name"]
     # Argo CD's init container puts the server binary where the sidecar's command looks for it.
