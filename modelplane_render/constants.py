@@ -83,3 +83,8 @@ DRA_API = "resource.k8s.io/v1"
 POOL_API = "inference.networking.k8s.io/v1"
 ROUTE_API = "gateway.networking.k8s.io/v1"
 PICKER_CONFIG_API = "llm-d.ai/v1alpha1"
+
+# The KRM function's own config (a kustomize function config, never an object of a cluster).
+RENDER_CONFIG_GROUP = "render.modelplane.ai"
+RENDER_CONFIG_API = f"{RENDER_CONFIG_GROUP}/v1alpha1"
+RENDER_CONFIG_KIND = "RenderConfig"

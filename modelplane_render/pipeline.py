@@ -5,7 +5,7 @@ What a source document becomes:
 - any other `modelplane.ai` kind or version: an error (ModelDeployments are Modelplane's to
   compose; an unknown version is a typo or a newer schema than this tool knows);
 - an object marked `config.kubernetes.io/local-config: "true"` (a kustomize function
-  config): skipped;
+  config), and any `render.modelplane.ai` object (our RenderConfig): skipped;
 - any other Kubernetes object (apiVersion, kind and metadata.name): passed through unchanged;
 - a document that is not a Kubernetes object: an error.
 """
@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from . import constants as c
 from . import crd
 from .errors import Finding, InputError, RenderFailure
 from .options import Options
@@ -58,6 +59,8 @@ def classify(document: Document) -> tuple[str, Optional[Finding]]:
     if isinstance(annotations, dict) and str(annotations.get(LOCAL_CONFIG, "")).lower() == "true":
         return "skip", None
     group = api_version.split("/")[0] if "/" in api_version else ""
+    if group == c.RENDER_CONFIG_GROUP:
+        return "skip", None  # the KRM function's config, found beside the replicas it renders
     if group == crd.GROUP:
         if kind != crd.KIND:
             return "", document.error(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 
 from .errors import Finding, InputError
 
@@ -38,6 +39,11 @@ def display_path(path: str) -> str:
     return path if rel.startswith("..") else rel
 
 
+# The path `-` is standard input, as kubectl's `-f -` is; errors name it <stdin>.
+STDIN = "-"
+STDIN_NAME = "<stdin>"
+
+
 def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     """Expand command-line paths into (display name, real path) pairs, in a stable order.
 
@@ -53,6 +59,10 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     found: list[tuple[str, str]] = []
     errors: list[Finding] = []
     for given in paths:
+        if given == STDIN:
+            if (STDIN_NAME, STDIN) not in found:  # standard input can be read once
+                found.append((STDIN_NAME, STDIN))
+            continue
         if not os.path.lexists(given):
             errors.append(Finding(given, 1, 1, ".", "no such file or directory"))
             continue
@@ -150,7 +160,13 @@ def _read(shown: str, path: str, limit: int) -> bytes:
 
     The file is opened without blocking and checked again once open, so a file swapped for
     a FIFO or a device after `find_files` looked at it is refused rather than read forever.
+    Standard input (`-`) is read as it comes, to its end, within the same limits.
     """
+    if path == STDIN:
+        data = sys.stdin.buffer.read(min(limit, MAX_FILE_BYTES) + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise InputError([Finding(shown, 1, 1, ".", f"standard input holds more than the {MAX_FILE_BYTES // (1024 * 1024)} MiB limit")])
+        return data
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     fd = os.open(path, flags)
     with os.fdopen(fd, "rb") as handle:

@@ -154,3 +154,25 @@ def test_the_dependencies_main_names_are_pyprojects():  # type: ignore[no-untype
         for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     }
     assert {d.lower() for d in DEPENDENCIES.values()} == declared
+
+
+def test_a_dash_reads_standard_input_once_and_errors_name_it():  # type: ignore[no-untyped-def]
+    source = (
+        (VALID[0] / "replica.yaml").read_bytes() if (VALID[0] / "replica.yaml").exists() else next(VALID[0].glob("*.yaml")).read_bytes()
+    )
+    env = {**os.environ, "MODELPLANE_RENDER_CACHE_DIR": ""}
+    exe = [sys.executable, str(ROOT / "plugin.py")]
+    from_stdin = subprocess.run([*exe, "render", "-"], input=source, capture_output=True, env=env)
+    from_file = subprocess.run([*exe, "render", str(next(VALID[0].glob("*.yaml")))], capture_output=True, env=env)
+    assert (from_stdin.returncode, from_stdin.stdout, from_stdin.stderr) == (0, from_file.stdout, b"")
+    twice = subprocess.run([*exe, "render", "-", "-"], input=source, capture_output=True, env=env)
+    assert twice.stdout == from_file.stdout, "read once, not as two copies of one replica"
+    broken = subprocess.run([*exe, "validate", "-"], input=b"apiVersion: v1\nkind: ConfigMap\n", capture_output=True, env=env)
+    assert (broken.returncode, broken.stdout) == (1, b"")
+    assert broken.stderr.decode().startswith("<stdin>:1:1: metadata.name: "), broken.stderr
+
+
+def test_render_of_a_directory_holding_the_function_config_prints_no_renderconfig():  # type: ignore[no-untyped-def]
+    result = run_cli("render", str(ROOT / "kustomize" / "base"))
+    assert result.code == 0 and "kind: LeaderWorkerSet" in result.stdout
+    assert "RenderConfig" not in result.stdout and "render.modelplane.ai" not in result.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..cache.render import cached, render_key
 from ..errors import EXIT_OK
+from ..walk import STDIN
 from . import writer
 from .arguments import add_allow_empty, add_render_options, options_from_args
 
@@ -13,7 +14,9 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    parser.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories, or - for standard input (default: .)"
+    )
     add_render_options(parser)
     add_allow_empty(parser)
 
@@ -27,5 +30,6 @@ def run(args: argparse.Namespace) -> int:
 
         return render_paths(list(args.paths), options).text
 
-    writer.write_stdout(cached(args.paths, produce, key=render_key(options)))
+    # Standard input can't be hashed before it is read: such a run is never cached.
+    writer.write_stdout(produce() if STDIN in args.paths else cached(args.paths, produce, key=render_key(options)))
     return EXIT_OK

@@ -12,7 +12,9 @@ if TYPE_CHECKING:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="*", default=["."], metavar="PATH", help="files or directories (default: .)")
+    parser.add_argument(
+        "paths", nargs="*", default=["."], metavar="PATH", help="files or directories, or - for standard input (default: .)"
+    )
     add_render_options(parser)
 
 

@@ -36,6 +36,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
+from .. import constants as c
 from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
 from ..options import Options, parse_cluster, parse_gateway, parse_namespace
@@ -47,8 +48,8 @@ PROG = "modelplane-render"
 STDIN = "<stdin>"
 RESOURCE_LIST_API_VERSION = "config.kubernetes.io/v1"
 RESOURCE_LIST_KIND = "ResourceList"
-CONFIG_API_VERSION = "render.modelplane.ai/v1alpha1"
-CONFIG_KIND = "RenderConfig"
+CONFIG_API_VERSION = c.RENDER_CONFIG_API
+CONFIG_KIND = c.RENDER_CONFIG_KIND
 CONFIG_FIELDS = ("apiVersion", "kind", "metadata", "spec")
 CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "pickerPlaintext", "sources")
 
