@@ -8,6 +8,7 @@ duplicate keys, tags other than the core ones, and merge keys (`<<`) are errors.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -21,12 +22,13 @@ from .errors import FieldPath, Finding, InputError, MapKey, format_path
 # hit walks the sources exactly as a render does, and must not pay for YAML to do it.
 from .walk import KUSTOMIZE_FILE_NAMES as KUSTOMIZE_FILE_NAMES
 from .walk import MAX_FILE_BYTES as MAX_FILE_BYTES
+from .walk import STDIN, _read, _reason
 from .walk import YAML_SUFFIXES as YAML_SUFFIXES
-from .walk import _read, _reason
 from .walk import display_path as display_path
 from .walk import find_files as find_files
 from .walk import read_file as read_file
 from .yamlio.libyaml import SAFE_LOADER as _Loader
+from .yamlio.libyaml import load_all
 
 # Limits that keep hostile or broken input from taking the process down (stated in the README).
 # Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
@@ -421,13 +423,53 @@ def _key_string(key: Any) -> str:
     return str(key)
 
 
+def kustomize_patch_files(files: list[tuple[str, str]]) -> set[str]:
+    """The real paths of the files that a kustomization beside them, or above them, lists as patches.
+
+    A patch is a fragment of an object (a ModelReplica with only the fields it changes), not a
+    source: kustomize merges it into a base before the function sees it. Read from every
+    kustomization in the files' directories and their parents (`patches[].path`,
+    `patchesStrategicMerge[]`, `patchesJson6902[].path`); one that can't be read lists none:
+    kustomize reports it.
+    """
+    directories: set[str] = set()
+    for _, real in files:
+        if real == STDIN:
+            continue
+        directory = os.path.dirname(os.path.realpath(real))
+        while directory not in directories:
+            directories.add(directory)
+            directory = os.path.dirname(directory)
+    patches: set[str] = set()
+    for directory in sorted(directories):
+        for name in sorted(KUSTOMIZE_FILE_NAMES):
+            path = os.path.join(directory, name)
+            if not os.path.isfile(path):
+                continue
+            try:
+                with open(path, "rb") as handle:
+                    documents = load_all(decode(path, handle.read(MAX_FILE_BYTES)))
+            except (OSError, InputError, yaml.YAMLError):
+                continue
+            kustomization = documents[0] if documents and isinstance(documents[0], dict) else {}
+            listed = [*(kustomization.get("patches") or []), *(kustomization.get("patchesJson6902") or [])]
+            named = [entry.get("path") for entry in listed if isinstance(entry, dict)]
+            named += [entry for entry in kustomization.get("patchesStrategicMerge") or [] if isinstance(entry, str)]
+            patches.update(os.path.realpath(os.path.join(directory, p)) for p in named if isinstance(p, str) and "\n" not in p)
+    return patches
+
+
 def iter_documents(paths: list[str]) -> Iterator[Document | Finding]:
     """Every document of every file, or an error per file that can't be read.
 
     The limits on bytes and nodes hold for the whole run: a directory of many big files is
-    as bounded as one. Once the bytes are spent, the remaining files are not read.
+    as bounded as one. Once the bytes are spent, the remaining files are not read. Files a
+    kustomization lists as patches are not sources (kustomize_patch_files).
     """
     files, errors = find_files(paths)
+    patches = kustomize_patch_files(files)
+    if patches:
+        files = [(shown, real) for shown, real in files if real == STDIN or os.path.realpath(real) not in patches]
     yield from errors
     budget = _Budget()
     bytes_left = MAX_TOTAL_BYTES

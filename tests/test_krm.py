@@ -616,3 +616,15 @@ def test_kustomize_shows_a_generators_errors_with_file_line_and_column(kustomize
     expected = (SEVERAL_FAULTS / "expected.stderr").read_text()
     lines = [line.rstrip() for line in result.stderr.decode().splitlines()]
     assert lines == [*expected.splitlines(), "Error: couldn't execute function: exit status 1"]
+
+
+@pytest.mark.real_peers
+def test_real_validate_of_what_an_overlay_builds_as_the_readme_shows(kustomize: Path) -> None:
+    """`kustomize build --enable-alpha-plugins OVERLAY | modelplane-render validate -`: the replicas the function would get."""
+    built = build(kustomize, ROOT / "kustomize" / "overlays" / "prod", run_functions=False)
+    assert built.returncode == 0, built.stderr
+    ok = subprocess.run([sys.executable, str(ROOT / "plugin.py"), "validate", "-"], input=built.stdout, capture_output=True)
+    assert (ok.returncode, ok.stdout, ok.stderr) == (0, b"", b"")
+    broken = built.stdout.replace(b"nodePoolName: gpu-l4", b"nodePoolName: gpu:l4", 1)
+    refused = subprocess.run([sys.executable, str(ROOT / "plugin.py"), "validate", "-"], input=broken, capture_output=True)
+    assert refused.returncode == 1 and refused.stderr.startswith(b"<stdin>:"), refused.stderr

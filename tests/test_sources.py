@@ -77,3 +77,31 @@ def test_alias_bomb_is_bounded():  # type: ignore[no-untyped-def]
 
 def test_deep_nesting_is_bounded():  # type: ignore[no-untyped-def]
     assert "nested deeper than" in error_of("a: " + "[" * 200 + "]" * 200 + "\n")
+
+
+@pytest.mark.parametrize(
+    "kustomization",
+    [
+        "resources: [../replica.yaml]\npatches:\n- path: patches/node-pool.yaml\n",
+        "resources: [../replica.yaml]\npatchesStrategicMerge: [patches/node-pool.yaml]\n",
+        "resources: [../replica.yaml]\npatchesJson6902:\n- target: {kind: ModelReplica, name: x}\n  path: patches/node-pool.yaml\n",
+    ],
+    ids=["patches", "patchesStrategicMerge", "patchesJson6902"],
+)
+def test_a_file_a_kustomization_lists_as_a_patch_is_not_a_source(tmp_path, kustomization):  # type: ignore[no-untyped-def]
+    """A patch is a fragment of a replica, not a replica: pre-commit hands it to validate like any changed file."""
+    import shutil
+
+    from conftest import VALID, run_cli
+
+    shutil.copy(next(p for p in VALID if p.name == "single-gpu-standalone") / "replica.yaml", tmp_path / "replica.yaml")
+    (tmp_path / "overlay" / "patches").mkdir(parents=True)
+    (tmp_path / "overlay" / "kustomization.yaml").write_text(kustomization)
+    fragment = "apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: qwen3-8b-eks-l4-0}\nspec: {clusterName: eks-l4}\n"
+    (tmp_path / "overlay" / "patches" / "node-pool.yaml").write_text(fragment)
+    for given in (str(tmp_path), str(tmp_path / "overlay" / "patches" / "node-pool.yaml")):
+        result = run_cli("validate", given)
+        assert (result.code, result.stderr) == (0, ""), given
+    # The same fragment where no kustomization lists it is judged, and found wanting.
+    (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../replica.yaml]\n")
+    assert run_cli("validate", str(tmp_path)).code == 1
