@@ -255,7 +255,7 @@ class StructuralValidator:
         if "maxLength" in schema and length > schema["maxLength"]:
             self.fail(path, f"must be at most {schema['maxLength']} characters long (it is {length})")
         if "enum" in schema and value not in schema["enum"]:
-            self.fail(path, "must be one of " + ", ".join(schema["enum"]))
+            self.fail(path, "must be one of " + ", ".join(schema["enum"]) + _did_you_mean(value, schema["enum"]))
         pattern = schema.get("pattern")
         if pattern and value and not _compiled(pattern).search(value):
             if schema.get("x-kubernetes-int-or-string"):
@@ -281,6 +281,20 @@ def unknown_field(key: str, known: Any) -> str:
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
     return f'unknown field "{key}"{hint}'
+
+
+def _did_you_mean(value: Any, choices: list[str]) -> str:
+    """The enum value a misspelt one was meant to be: the same letters in another case, else the closest."""
+    if not isinstance(value, str):
+        return ""
+    import difflib  # only for an error
+
+    same = [c for c in choices if c.casefold() == value.casefold()]
+    close = same or difflib.get_close_matches(value.casefold(), [c.casefold() for c in choices], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    meant = same[0] if same else next(c for c in choices if c.casefold() == close[0])
+    return f' (did you mean "{meant}"?)'
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}
