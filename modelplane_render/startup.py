@@ -39,5 +39,5 @@ DEFERRED = {
     ("modelplane_render.commands.render", "modelplane_render.pipeline"): "a cache hit found after parsing loads no stage",
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",
     ("modelplane_render.render", "traceback"): "only a failing template is traced to its line",
-    ("modelplane_render.validation.structural", "difflib"): "only an unknown field's name or a misspelt enum value is matched to a suggestion (3 ms)",
+    ("modelplane_render.validation.structural", "difflib"): "only a misspelt field name or enum value is matched to a suggestion (3 ms)",
 }
