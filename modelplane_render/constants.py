@@ -61,7 +61,6 @@ MODEL_CACHE_VOLUME = "model-cache"
 MODEL_CACHE_PATH = "/mnt/models"
 
 # Scheduling.
-GPU_TOLERATION = {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
 DEVICE_CLAIM = "devices"
 
 # Endpoint picker.

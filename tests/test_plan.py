@@ -169,7 +169,7 @@ def test_serving_pods_carry_port_and_probe_and_workers_do_not(case):  # type: ig
                 for probe in ("startupProbe", "livenessProbe", "readinessProbe"):
                     assert engine[probe]["httpGet"]["port"] == http["containerPort"]
             assert pod["spec"]["nodeSelector"][c.LABEL_POOL]
-            assert c.GPU_TOLERATION in pod["spec"]["tolerations"]
+            assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in pod["spec"]["tolerations"]
             mounts = {m["mountPath"] for m in engine["volumeMounts"]}
             assert c.SHM_PATH in mounts
             if labels[c.LABEL_ROLE] in ("Leader", "Worker"):
@@ -297,3 +297,49 @@ def test_the_pickers_tls_is_one_setting_each_front_end_spells():  # type: ignore
     argocd = settings_from_env({"ARGOCD_APP_PARAMETERS": '[{"name": "picker-plaintext", "string": "true"}]'}).options
     for options in (Options(picker_plaintext=True), read_function_config(config).options, argocd):
         assert secure_serving(options) == ["--secure-serving=false"]
+
+
+def test_the_node_pool_label_and_tolerations_are_settings_each_front_end_spells():  # type: ignore[no-untyped-def]
+    """GKE labels its pools cloud.google.com/gke-nodepool; an AMD pool is tainted amd.com/gpu, not nvidia.com/gpu."""
+    from modelplane_render.frontends.argocd import settings_from_env
+    from modelplane_render.frontends.krm import read_function_config
+
+    def pods(options: Options) -> list[dict[str, Any]]:
+        objects = render_paths([str(next(p for p in VALID if p.name == "multi-node-leader-worker"))], options).objects
+        return [pod for lws in by_kind(objects, "LeaderWorkerSet") for _, pod in pod_templates(lws)]
+
+    wanted_selector = {"cloud.google.com/gke-nodepool": "gpu-h200"}
+    wanted = [
+        {"key": "amd.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+        {"key": "pool", "operator": "Equal", "value": "inference"},
+    ]
+    config = {
+        "apiVersion": "render.modelplane.ai/v1alpha1",
+        "kind": "RenderConfig",
+        "metadata": {"name": "r"},
+        "spec": {"nodePoolLabel": "cloud.google.com/gke-nodepool", "tolerations": ["amd.com/gpu:NoSchedule", "pool=inference"]},
+    }
+    parameters = '[{"name": "node-pool-label", "string": "cloud.google.com/gke-nodepool"}, {"name": "tolerations", "string": "amd.com/gpu:NoSchedule, pool=inference"}]'
+    for options in (read_function_config(config).options, settings_from_env({"ARGOCD_APP_PARAMETERS": parameters}).options):
+        for pod in pods(options):
+            assert pod["spec"]["nodeSelector"] == wanted_selector and pod["spec"]["tolerations"] == wanted
+    untolerated = read_function_config({**config, "spec": {"tolerations": []}}).options
+    assert all("tolerations" not in pod["spec"] for pod in pods(untolerated))
+    assert pods(Options())[0]["spec"]["tolerations"] == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
+
+
+def test_the_command_lines_toleration_and_node_pool_label():  # type: ignore[no-untyped-def]
+    from conftest import run_cli
+
+    case = str(next(p for p in VALID if p.name == "single-gpu-standalone"))
+    result = run_cli("render", "--node-pool-label", "eks.amazonaws.com/nodegroup", "--toleration", "none", case)
+    (lws,) = by_kind(list(yaml.safe_load_all(result.stdout)), "LeaderWorkerSet")
+    pod = pod_templates(lws)[0][1]
+    assert pod["spec"]["nodeSelector"] == {"eks.amazonaws.com/nodegroup": "gpu-l4"} and "tolerations" not in pod["spec"]
+    for bad in ("amd.com/gpu:NoRun", "none,x", "Bad Key"):
+        refused = (
+            run_cli("render", "--toleration", *bad.split(","), case)
+            if "," not in bad
+            else run_cli("render", "--toleration", "none", "--toleration", "x", case)
+        )
+        assert (refused.code, refused.stdout) == (2, ""), bad

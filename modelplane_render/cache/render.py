@@ -81,7 +81,9 @@ RENDER_WITHOUT_OPTIONS = {
     "option cluster": "None",
     "option gateway": "None",
     "option namespace": "None",
+    "option node_pool_label": "'modelplane.ai/pool'",
     "option picker_plaintext": "False",
+    "option tolerations": "(('nvidia.com/gpu', None, 'NoSchedule'),)",
 }
 
 # What `argocd generate` reads from its environment, besides the app's files: the plugin

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ..options import Options, parse_cluster, parse_gateway, parse_namespace
+from typing import Any
+
+from ..options import DEFAULT_TOLERATIONS, Options, parse_cluster, parse_gateway, parse_namespace, parse_node_pool_label, parse_tolerations
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
@@ -17,6 +19,18 @@ def add_render_options(parser: argparse.ArgumentParser, *, clusters: bool = Fals
         "--picker-plaintext",
         action="store_true",
         help="the endpoint picker serves plaintext gRPC (--secure-serving=false), for a gateway that can't speak TLS to it",
+    )
+    parser.add_argument(
+        "--node-pool-label",
+        metavar="KEY",
+        help="the node label a member's nodePoolName selects (default: modelplane.ai/pool; GKE: cloud.google.com/gke-nodepool)",
+    )
+    default = ", ".join(f"{k}:{e}" for k, _, e in DEFAULT_TOLERATIONS)
+    parser.add_argument(
+        "--toleration",
+        metavar="KEY[=VALUE][:EFFECT]",
+        action="append",
+        help=f"a taint every engine pod tolerates, repeatable, replacing the default ({default}); `none` for no toleration",
     )
     if clusters:
         parser.add_argument(
@@ -46,4 +60,16 @@ def options_from_args(args: argparse.Namespace, *, allow_empty: bool = False) ->
         cluster=parse_cluster(args.cluster),
         allow_empty=allow_empty or getattr(args, "allow_empty", False),  # validate has no --allow-empty
         picker_plaintext=args.picker_plaintext,
+        **platform_options(args),
     )
+
+
+def platform_options(args: argparse.Namespace) -> dict[str, Any]:
+    """--node-pool-label and --toleration, as Options fields (only those given: the rest keep their defaults)."""
+    given: dict[str, Any] = {}
+    label, tolerations = parse_node_pool_label(args.node_pool_label), parse_tolerations(args.toleration)
+    if label is not None:
+        given["node_pool_label"] = label
+    if tolerations is not None:
+        given["tolerations"] = tolerations
+    return given

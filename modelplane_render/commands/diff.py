@@ -18,7 +18,7 @@ from ..frontends.diff.report import format_markdown_per_cluster, format_text_per
 from ..frontends.diff.sides import render_both
 from ..options import Options, parse_cluster, parse_gateway, parse_namespace
 from . import writer
-from .arguments import add_render_options
+from .arguments import add_render_options, platform_options
 
 USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
 FORMATS = ("text", "markdown")
@@ -59,10 +59,12 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     _add_options(inner)
     inner.add_argument("revisions", nargs="*")
     late = inner.parse_intermixed_args(before)
-    for name in ("namespace", "gateway", "format", "color", "unified", "picker_plaintext"):
+    for name in ("namespace", "gateway", "format", "color", "unified", "node_pool_label"):
         if getattr(late, name) is None:
             setattr(late, name, getattr(args, name))
     late.cluster = (args.cluster or []) + (late.cluster or [])
+    late.toleration = (args.toleration or []) + (late.toleration or []) or None
+    late.picker_plaintext = args.picker_plaintext or late.picker_plaintext
     if not late.revisions:
         raise UsageError("a BASE revision is required (see modelplane-render diff --help)")
     if len(late.revisions) > 2:
@@ -83,7 +85,14 @@ def run(args: argparse.Namespace) -> int:
     comparisons = []
     for cluster in clusters:
         # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
-        options = Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=True, picker_plaintext=args.picker_plaintext)
+        options = Options(
+            namespace=namespace,
+            gateway=gateway,
+            cluster=cluster,
+            allow_empty=True,
+            picker_plaintext=args.picker_plaintext,
+            **platform_options(args),
+        )
         comparisons.append(compare(*render_both(base, head, args.paths, options), context=context, cluster=cluster))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)

@@ -34,11 +34,20 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .. import constants as c
 from ..cache.render import argocd_key, cached
 from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
-from ..options import Options, parse_cluster, parse_gateway, parse_namespace
+from ..options import (
+    DEFAULT_TOLERATIONS,
+    Options,
+    parse_cluster,
+    parse_gateway,
+    parse_namespace,
+    parse_node_pool_label,
+    parse_tolerations,
+)
 from ..pipeline import Rendered, render_paths
 from ..sources import MAX_FILE_BYTES, find_files
 
@@ -109,7 +118,19 @@ PICKER_PLAINTEXT = Parameter(
     'Set "true" when the Gateway connects to the endpoint picker in plaintext gRPC. By default the picker serves TLS with a self-signed certificate, which Istio (with a DestinationRule), GKE, kgateway and Envoy Gateway expect.',
     "false",
 )
-PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY, PICKER_PLAINTEXT)
+NODE_POOL_LABEL = Parameter(
+    "node-pool-label",
+    "Node-pool label",
+    "The node label whose value a member's nodePoolName is: the cluster's own (GKE: cloud.google.com/gke-nodepool, EKS: eks.amazonaws.com/nodegroup, AKS: kubernetes.azure.com/agentpool).",
+    c.LABEL_POOL,
+)
+TOLERATIONS = Parameter(
+    "tolerations",
+    "Engine tolerations",
+    'The taints every engine pod tolerates, comma-separated KEY[=VALUE][:EFFECT] (e.g. amd.com/gpu:NoSchedule), or "none".',
+    ",".join(f"{k}:{e}" for k, _, e in DEFAULT_TOLERATIONS),
+)
+PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY, PICKER_PLAINTEXT, NODE_POOL_LABEL, TOLERATIONS)
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
 
@@ -141,8 +162,20 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
     allow_empty = _parse_bool(values[ALLOW_EMPTY.name], f"{WHERE_PARAMETERS} {ALLOW_EMPTY.name}")
     plaintext = _parse_bool(values[PICKER_PLAINTEXT.name], f"{WHERE_PARAMETERS} {PICKER_PLAINTEXT.name}")
+    label = parse_node_pool_label(values[NODE_POOL_LABEL.name], f"{WHERE_PARAMETERS} {NODE_POOL_LABEL.name}") or c.LABEL_POOL
+    listed = [t.strip() for t in values[TOLERATIONS.name].split(",") if t.strip()]
+    tolerations = parse_tolerations(listed, f"{WHERE_PARAMETERS} {TOLERATIONS.name}")  # empty: the default
+    options = Options(
+        namespace=namespace,
+        gateway=gateway,
+        cluster=cluster,
+        allow_empty=allow_empty,
+        picker_plaintext=plaintext,
+        node_pool_label=label,
+        tolerations=tolerations if tolerations is not None else DEFAULT_TOLERATIONS,
+    )
     return ArgoSettings(
-        options=Options(namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty, picker_plaintext=plaintext),
+        options=options,
         check_cluster_apis=check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),

@@ -39,7 +39,17 @@ from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarStri
 from .. import constants as c
 from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
-from ..options import Options, parse_cluster, parse_gateway, parse_namespace
+from ..options import (
+    DEFAULT_TOLERATIONS,
+    NO_TOLERATIONS,
+    Options,
+    Toleration,
+    parse_cluster,
+    parse_gateway,
+    parse_namespace,
+    parse_node_pool_label,
+    parse_tolerations,
+)
 from ..pipeline import classify, render_documents
 from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
 from ..validation.structural import describe, unknown_field
@@ -51,7 +61,7 @@ RESOURCE_LIST_KIND = "ResourceList"
 CONFIG_API_VERSION = c.RENDER_CONFIG_API
 CONFIG_KIND = c.RENDER_CONFIG_KIND
 CONFIG_FIELDS = ("apiVersion", "kind", "metadata", "spec")
-CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "pickerPlaintext", "sources")
+CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "pickerPlaintext", "nodePoolLabel", "tolerations", "sources")
 
 # Where an orchestrator says an item was read from: kyaml's current keys first, then the legacy ones.
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -337,11 +347,19 @@ def read_function_config(config: Any) -> FunctionConfig:
     for name, value in (("allowEmpty", allow_empty), ("pickerPlaintext", plaintext)):
         if value is not None and not isinstance(value, bool):
             problems.append(place.problem(("spec", name), f"must be true or false, not {describe(value)}"))
+    label = _option(place, spec, "nodePoolLabel", _node_pool_label, problems)
+    tolerations = _tolerations(place, spec.get("tolerations"), problems)
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
         raise InputError(problems)
     options = Options(
-        namespace=namespace, gateway=gateway, cluster=cluster, allow_empty=allow_empty is True, picker_plaintext=plaintext is True
+        namespace=namespace,
+        gateway=gateway,
+        cluster=cluster,
+        allow_empty=allow_empty is True,
+        picker_plaintext=plaintext is True,
+        node_pool_label=label or c.LABEL_POOL,
+        tolerations=DEFAULT_TOLERATIONS if tolerations is None else tolerations,
     )
     return FunctionConfig(options, sources)
 
@@ -374,6 +392,24 @@ def _cluster(value: str) -> Optional[str]:
 
 def _gateway(value: str) -> Optional[tuple[str, str]]:
     return parse_gateway(value, source="")
+
+
+def _node_pool_label(value: str) -> Optional[str]:
+    return parse_node_pool_label(value, source="")
+
+
+def _tolerations(place: Place, value: Any, problems: list[Finding]) -> Optional[tuple[Toleration, ...]]:
+    """A list of `KEY[=VALUE][:EFFECT]` strings; an empty list: none (absent: the default)."""
+    if value is None:
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        problems.append(place.problem(("spec", "tolerations"), f"must be a list of KEY[=VALUE][:EFFECT] strings, not {describe(value)}"))
+        return None
+    try:
+        return parse_tolerations(list(value) or [NO_TOLERATIONS], source="")
+    except UsageError as exc:
+        problems.append(place.problem(("spec", "tolerations"), str(exc).strip()))
+        return None
 
 
 def _sources(place: Place, value: Any, problems: list[Finding]) -> tuple[str, ...]:

@@ -8,6 +8,7 @@ from .. import constants as c
 from .. import names
 from ..facts.engines import VLLM, EngineFacts, engine_container, engine_of, flags_to_add, member_is_serving, needs_model_flag, serving_port
 from ..model import Container, Engine, EngineMember, EnvVar, ModelReplica, to_plain
+from ..options import Options, toleration_object
 
 
 def device_requests(member: EngineMember) -> list[dict[str, Any]]:
@@ -39,7 +40,7 @@ def _engine_probes(port: int, facts: EngineFacts) -> dict[str, dict[str, Any]]:
     }
 
 
-def pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Optional[str], pd: bool) -> dict[str, Any]:
+def pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Optional[str], pd: bool, options: Options) -> dict[str, Any]:
     """Labels, annotations and spec of one member's pods."""
     serving = member_is_serving(member)
     labels: dict[str, str] = dict(member.template.metadata.labels or {}) if member.template.metadata else {}
@@ -63,8 +64,8 @@ def pod(replica: ModelReplica, engine: Engine, member: EngineMember, claim: Opti
         "labels": labels,
         "annotations": annotations,
         "termination_grace_period": c.ENGINE_TERMINATION_GRACE_SECONDS,
-        "node_selector": {c.LABEL_POOL: member.node_pool_name},
-        "tolerations": [c.GPU_TOLERATION],
+        "node_selector": {options.node_pool_label: member.node_pool_name},
+        "tolerations": [toleration_object(t) for t in options.tolerations],
         "image_pull_secrets": [{"name": s.name} for s in member.template.spec.image_pull_secrets or []],
         "claims": [{"name": c.DEVICE_CLAIM, "resourceClaimTemplateName": claim}] if claim else [],
         "init_containers": init_containers,

@@ -45,7 +45,7 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
             if member.device_requests:
                 claim = names.claim_template_name(name, engine.name, member.role)
                 add(kinds.RESOURCE_CLAIM_TEMPLATE, claim, requests=device_requests(member))
-            pods[member.role] = pod(replica, engine, member, claim, pd)
+            pods[member.role] = pod(replica, engine, member, claim, pd, options)
         workers = engine.member("Worker")
         size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
         workloads.append(
