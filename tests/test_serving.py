@@ -251,3 +251,28 @@ def test_every_picker_parameter_takes_effect(case):  # type: ignore[no-untyped-d
                 # approximateprefix/plugin.go: raised to 64 below that; overridden by maxPrefixTokensToMatch.
                 assert parameters.get("blockSizeTokens", 64) >= 64
                 assert "maxPrefixBlocksToMatch" not in parameters
+
+
+def test_the_readmes_requirements_name_every_image_the_tool_adds():  # type: ignore[no-untyped-def]
+    """Every image in the output that no replica named is one the README's Requirements list."""
+    from conftest import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    requirements = readme[readme.index("## Requirements") : readme.index("## Quick start")]
+    named = set()
+    for case in VALID:
+        text = "\n".join(p.read_text() for p in case.glob("*.yaml"))
+        for obj in rendered(case):
+            for template in (
+                [obj["spec"]["template"]]
+                if obj["kind"] == "Deployment"
+                else [pod for _, pod in pod_templates(obj)]
+                if obj["kind"] == "LeaderWorkerSet"
+                else []
+            ):
+                for container in template["spec"].get("initContainers", []) + template["spec"]["containers"]:
+                    if container["image"] not in text:
+                        named.add(container["image"])
+    assert named == {c.PICKER_IMAGE, c.PD_SIDECAR_IMAGE}
+    for image in named:
+        assert f"`{image}`" in requirements, image
