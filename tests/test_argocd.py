@@ -756,6 +756,7 @@ def built_argocd(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any
     work = tmp_path_factory.mktemp("argocd-kustomize")
     for name in ("kustomization.yaml", "plugin.yaml", "repo-server-sidecar.yaml"):
         shutil.copy(ARGOCD_DIR / name, work / name)
+    shutil.copytree(ARGOCD_DIR / "health", work / "health")
     shutil.copy(install, work / "install.yaml")
     kustomization = (work / "kustomization.yaml").read_text()
     assert kustomization.count(f"- {UPSTREAM_INSTALL}\n") == 1
@@ -818,6 +819,15 @@ def test_kustomize_changes_nothing_else(built_argocd: list[dict[str, Any]]) -> N
         if (obj["kind"], obj["metadata"]["name"]) == ("Deployment", "argocd-repo-server"):
             continue
         got = copy.deepcopy(built[(obj["kind"], obj["metadata"]["name"])])
+        if (obj["kind"], obj["metadata"]["name"]) == ("ConfigMap", "argocd-cm"):
+            # Our health checks merged in, nothing of Argo CD's own settings changed.
+            added = {k for k in got["data"] if k not in (obj.get("data") or {})}
+            assert added == {
+                "resource.customizations.health.leaderworkerset.x-k8s.io_LeaderWorkerSet",
+                "resource.customizations.health.inference.networking.k8s.io_InferencePool",
+            }
+            for key in added:
+                del got["data"][key]
         # kustomize's `namespace: argocd` (upstream's own kustomize install does the same): the
         # namespaced objects get it, and so do the ServiceAccounts that bindings name.
         assert got["metadata"].pop("namespace", "argocd") == "argocd"
@@ -985,3 +995,148 @@ def test_the_sidecar_images_dependencies_are_pinned_within_pyprojects_ranges() -
 def test_kubectl_still_means_the_repo_server_by_default() -> None:
     patch = yaml.safe_load((ARGOCD_DIR / "repo-server-sidecar.yaml").read_text())
     assert patch["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/default-container"] == "argocd-repo-server"
+
+
+# --- health checks, judged by the real argocd binary ------------------------------------------------------
+
+# Status objects in each state their controllers write. LeaderWorkerSet: kubernetes-sigs/lws v0.10.0
+# pkg/controllers/leaderworkerset_controller.go (updateConditions, makeCondition). InferencePool:
+# gateway-api-inference-extension v1.6.0 api/v1/inferencepool_types.go (condition types and reasons).
+_T = "2026-12-03T00:00:00Z"
+
+
+def _lws(status: dict[str, Any] | None, generation: int = 2) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": LWS_API,
+        "kind": "LeaderWorkerSet",
+        "metadata": {"name": "x", "namespace": "ml-team", "generation": generation},
+    }
+    obj["spec"] = {"replicas": 2}
+    if status is not None:
+        obj["status"] = status
+    return obj
+
+
+def _condition(kind: str, status: str, reason: str, generation: int = 2) -> dict[str, Any]:
+    return {"type": kind, "status": status, "reason": reason, "message": reason, "observedGeneration": generation, "lastTransitionTime": _T}
+
+
+def _pool(parents: list[dict[str, Any]] | None) -> dict[str, Any]:
+    obj: dict[str, Any] = {
+        "apiVersion": POOL_API,
+        "kind": "InferencePool",
+        "metadata": {"name": "p", "namespace": "ml-team", "generation": 1},
+    }
+    obj["spec"] = {"selector": {"matchLabels": {"a": "b"}}, "targetPorts": [{"number": 8000}]}
+    if parents is not None:
+        obj["status"] = {"parents": parents}
+    return obj
+
+
+def _parent(*conditions: dict[str, Any]) -> dict[str, Any]:
+    return {"parentRef": {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "inference"}, "conditions": list(conditions)}
+
+
+HEALTH_CASES = [
+    ("lws-just-created", _lws(None), "Progressing"),
+    (
+        "lws-groups-starting",
+        _lws(
+            {
+                "observedGeneration": 2,
+                "readyReplicas": 1,
+                "replicas": 2,
+                "conditions": [_condition("Progressing", "True", "GroupsProgressing")],
+            }
+        ),
+        "Progressing",
+    ),
+    (
+        "lws-rolling-update",
+        _lws(
+            {
+                "observedGeneration": 2,
+                "readyReplicas": 2,
+                "replicas": 2,
+                "updatedReplicas": 1,
+                "conditions": [
+                    _condition("UpdateInProgress", "True", "GroupsUpdating"),
+                    _condition("Progressing", "True", "GroupsProgressing"),
+                ],
+            }
+        ),
+        "Progressing",
+    ),
+    (
+        "lws-all-ready",
+        _lws(
+            {
+                "observedGeneration": 2,
+                "readyReplicas": 2,
+                "replicas": 2,
+                "updatedReplicas": 2,
+                "conditions": [_condition("Available", "True", "AllGroupsReady")],
+            }
+        ),
+        "Healthy",
+    ),
+    (
+        "lws-change-not-yet-seen",
+        _lws(
+            {
+                "observedGeneration": 1,
+                "readyReplicas": 2,
+                "replicas": 2,
+                "conditions": [_condition("Available", "True", "AllGroupsReady", 1)],
+            },
+            generation=2,
+        ),
+        "Progressing",
+    ),
+    ("pool-no-route-yet", _pool(None), "Healthy"),
+    ("pool-no-parents", _pool([]), "Healthy"),
+    (
+        "pool-accepted",
+        _pool([_parent(_condition("Accepted", "True", "Accepted", 1), _condition("ResolvedRefs", "True", "ResolvedRefs", 1))]),
+        "Healthy",
+    ),
+    ("pool-pending", _pool([_parent(_condition("Accepted", "Unknown", "Pending", 1))]), "Progressing"),
+    ("pool-not-supported", _pool([_parent(_condition("Accepted", "False", "NotSupportedByParent", 1))]), "Degraded"),
+    (
+        "pool-picker-unresolved",
+        _pool([_parent(_condition("Accepted", "True", "Accepted", 1), _condition("ResolvedRefs", "False", "InvalidExtensionRef", 1))]),
+        "Degraded",
+    ),
+]
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize("name,obj,expected", HEALTH_CASES, ids=[c[0] for c in HEALTH_CASES])
+def test_real_argocd_judges_our_health_checks(
+    built_argocd: list[dict[str, Any]], tmp_path: Path, name: str, obj: dict[str, Any], expected: str
+) -> None:
+    """`argocd admin settings resource-overrides health`, with the argocd-cm kustomize builds from argocd/."""
+    from peer import require_peer
+
+    argocd_cli = Path(require_peer("argocd-cmp-server")).resolve()  # the multi-call binary: the CLI under its own name
+    [cm] = [o for o in built_argocd if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "argocd-cm"]
+    (tmp_path / "argocd-cm.yaml").write_text(yaml.safe_dump(cm))
+    (tmp_path / "obj.yaml").write_text(yaml.safe_dump(obj))
+    result = subprocess.run(
+        [
+            str(argocd_cli),
+            "admin",
+            "settings",
+            "resource-overrides",
+            "health",
+            str(tmp_path / "obj.yaml"),
+            "--argocd-cm-path",
+            str(tmp_path / "argocd-cm.yaml"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"STATUS: {expected}\n" in result.stdout, result.stdout
