@@ -628,3 +628,49 @@ def test_real_validate_of_what_an_overlay_builds_as_the_readme_shows(kustomize: 
     broken = built.stdout.replace(b"nodePoolName: gpu-l4", b"nodePoolName: gpu:l4", 1)
     refused = subprocess.run([sys.executable, str(ROOT / "plugin.py"), "validate", "-"], input=broken, capture_output=True)
     assert refused.returncode == 1 and refused.stderr.startswith(b"<stdin>:"), refused.stderr
+
+
+def test_the_shipped_openapi_schema_is_the_one_the_crd_gives() -> None:
+    """kustomize/base/modelreplica-openapi.json is `modelplane-render schema --openapi`, never edited by hand."""
+    result = run_cli("schema", "--openapi")
+    assert result.code == 0
+    assert result.stdout == (ROOT / "kustomize" / "base" / "modelreplica-openapi.json").read_text()
+
+
+def _patched_build(kustomize: Path, tmp_path: Path, openapi: bool) -> dict[str, Any]:
+    """A PrefillDecode base with the shipped schema (or none) and an overlay patching the decode engine's pool and image."""
+    base, overlay = tmp_path / "base", tmp_path / "overlay"
+    base.mkdir(parents=True)
+    overlay.mkdir()
+    shutil.copy(next(p for p in VALID if p.name == "prefill-decode-kimi-k2") / "replica.yaml", base / "replica.yaml")
+    shutil.copy(ROOT / "kustomize" / "base" / "modelreplica-openapi.json", base / "openapi.json")
+    (base / "kustomization.yaml").write_text("resources: [replica.yaml]\n" + ("openapi:\n  path: openapi.json\n" if openapi else ""))
+    (overlay / "patch.yaml").write_text(
+        "apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: kimi-k2-eks-h200-0, namespace: ml-team}\n"
+        "spec:\n  engines:\n  - name: kimi-decode\n    members:\n    - role: Standalone\n      nodePoolName: gpu-h200-spot\n"
+        "      template:\n        spec:\n          containers:\n          - name: engine\n            image: vllm/vllm-openai:v0.23.1\n"
+    )
+    (overlay / "kustomization.yaml").write_text("resources: [../base]\npatches:\n- path: patch.yaml\n")
+    built = subprocess.run([str(kustomize), "build", str(overlay)], capture_output=True, text=True, timeout=60)
+    assert built.returncode == 0, built.stderr
+    replica: dict[str, Any] = yaml.safe_load(built.stdout)
+    return replica
+
+
+@pytest.mark.real_peers
+def test_real_a_one_field_patch_merges_with_the_shipped_schema(kustomize: Path, tmp_path: Path) -> None:
+    source = yaml.safe_load((next(p for p in VALID if p.name == "prefill-decode-kimi-k2") / "replica.yaml").read_text())
+    merged = _patched_build(kustomize, tmp_path / "with", openapi=True)
+    engines = {e["name"]: e for e in merged["spec"]["engines"]}
+    assert set(engines) == {"kimi-prefill", "kimi-decode"}, "the engine the patch does not name is kept"
+    decode = engines["kimi-decode"]["members"][0]
+    (engine,) = decode["template"]["spec"]["containers"]
+    assert (decode["nodePoolName"], engine["image"]) == ("gpu-h200-spot", "vllm/vllm-openai:v0.23.1")
+    original = next(e for e in source["spec"]["engines"] if e["name"] == "kimi-decode")["members"][0]
+    assert (
+        decode["deviceRequests"] == original["deviceRequests"] and engine["args"] == original["template"]["spec"]["containers"][0]["args"]
+    )
+    assert engines["kimi-prefill"] == next(e for e in source["spec"]["engines"] if e["name"] == "kimi-prefill")
+    # And what happens without it: the patch's list replaces the base's, the prefill engine is gone.
+    replaced = _patched_build(kustomize, tmp_path / "without", openapi=False)
+    assert [e["name"] for e in replaced["spec"]["engines"]] == ["kimi-decode"]

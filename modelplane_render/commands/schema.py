@@ -1,4 +1,4 @@
-"""`schema [--crd]`: the JSON Schema of a ModelReplica, derived from the CRD; or the CRD itself, to install."""
+"""`schema [--crd|--openapi]`: the JSON Schema of a ModelReplica, derived from the CRD; the CRD itself, to install; or kustomize's OpenAPI schema."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import json
 import yaml
 
 from .. import crd
-from ..errors import EXIT_OK
+from ..errors import EXIT_OK, UsageError
 from ..frontends.json_schema import replica_schema
+from ..frontends.kustomize_openapi import kustomize_openapi
 from ..yamlio.libyaml import SAFE_DUMPER
 from . import writer
 
@@ -18,11 +19,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--crd", action="store_true", help="print the ModelReplica CustomResourceDefinition as YAML instead (kubectl apply -f -)"
     )
+    parser.add_argument(
+        "--openapi",
+        action="store_true",
+        help="print the OpenAPI schema for kustomize's `openapi:` field instead, so strategic-merge patches merge a replica's lists",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.crd and args.openapi:
+        raise UsageError("--crd and --openapi print different things: give one")
     if args.crd:
         writer.write_stdout(crd_yaml())
+    elif args.openapi:
+        writer.write_stdout(json.dumps(kustomize_openapi(), indent=1, sort_keys=True, ensure_ascii=False) + "\n")
     else:
         writer.write_stdout(json.dumps(replica_schema(), indent=2, ensure_ascii=False) + "\n")
     return EXIT_OK
