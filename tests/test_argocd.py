@@ -1140,3 +1140,26 @@ def test_real_argocd_judges_our_health_checks(
     )
     assert result.returncode == 0, result.stderr
     assert f"STATUS: {expected}\n" in result.stdout, result.stdout
+
+
+def test_the_helm_values_install_the_same_plugin_sidecar_and_health_checks() -> None:
+    """argocd/helm-values.yaml (the argo-cd chart's install) says what the kustomize install says."""
+    values = yaml.safe_load((ARGOCD_DIR / "helm-values.yaml").read_text())
+    plugin = yaml.safe_load(PLUGIN_YAML.read_text())
+    assert values["configs"]["cmp"] == {"create": True, "plugins": {plugin["metadata"]["name"]: plugin["spec"]}}
+    for kind, lua in (
+        ("leaderworkerset.x-k8s.io_LeaderWorkerSet", "leaderworkerset"),
+        ("inference.networking.k8s.io_InferencePool", "inferencepool"),
+    ):
+        assert values["configs"]["cm"][f"resource.customizations.health.{kind}"] == (ARGOCD_DIR / "health" / f"{lua}.lua").read_text()
+    patch = yaml.safe_load((ARGOCD_DIR / "repo-server-sidecar.yaml").read_text())
+    [ours] = patch["spec"]["template"]["spec"]["containers"]
+    [sidecar] = values["repoServer"]["extraContainers"]
+    # The chart's argocd-cmp-cm holds the plugin under <name>.yaml; the rest of the container is the same.
+    chart_mount = {"name": "argocd-cmp-cm", "mountPath": "/home/argocd/cmp-server/config/plugin.yaml", "subPath": "modelplane-render.yaml"}
+    mounts = [chart_mount if m["name"] == "modelplane-render-plugin" else m for m in ours["volumeMounts"]]
+    assert {k: v for k, v in sidecar.items() if k not in ("image", "volumeMounts")} == {
+        k: v for k, v in ours.items() if k not in ("image", "volumeMounts")
+    }
+    assert sidecar["volumeMounts"] == mounts
+    assert {v["name"] for v in values["repoServer"]["volumes"]} == {"argocd-cmp-cm", "modelplane-render-tmp"}
