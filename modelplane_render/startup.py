@@ -39,5 +39,6 @@ DEFERRED = {
     ("modelplane_render.commands.render", "modelplane_render.pipeline"): "a cache hit found after parsing loads no stage",
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",
     ("modelplane_render.render", "traceback"): "only a failing template is traced to its line",
+    ("modelplane_render.frontends.argocd", "subprocess"): "only an app that is a kustomization runs kustomize",
     ("modelplane_render.validation.structural", "difflib"): "only a misspelt field name or enum value is matched to a suggestion (3 ms)",
 }

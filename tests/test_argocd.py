@@ -90,7 +90,7 @@ def test_plugin_yaml_announces_the_parameters_the_code_reads() -> None:
     ]
     assert plugin["spec"]["generate"]["command"] == ["modelplane-render", "argocd", "generate"]
     assert "discover" not in plugin["spec"], "opt-in: an Application names the plugin"
-    assert plugin["spec"]["preserveFileMode"] is False
+    assert plugin["spec"]["preserveFileMode"] is True, "a kustomize app's exec function needs its mode bits"
     assert "init" not in plugin["spec"]
 
 
@@ -259,7 +259,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     return monkeypatch
 
 
-@pytest.mark.parametrize("fixture", VALID, ids=lambda p: p.name)
+# A fixture directory that is a kustomization is a kustomize app to Argo CD: kustomize builds it.
+NOT_KUSTOMIZATIONS = [p for p in VALID if not (p / "kustomization.yaml").exists()]
+
+
+@pytest.mark.parametrize("fixture", NOT_KUSTOMIZATIONS, ids=lambda p: p.name)
 def test_generate_prints_what_render_prints(fixture: Path, clean_env: pytest.MonkeyPatch) -> None:
     clean_env.setenv("KUBE_API_VERSIONS", ALL_APIS)
     clean_env.setenv("ARGOCD_APP_NAMESPACE", "elsewhere")  # the fixtures set their namespaces
@@ -453,8 +457,11 @@ def test_containerfile_copies_only_what_the_package_is_built_from() -> None:
 def test_containerfile_installs_the_package_and_runs_as_999() -> None:
     steps = containerfile_instructions()
     froms = [args for op, args in steps if op == "FROM"]
-    assert [f.split()[0] for f in froms] == ["${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
+    assert [f.split()[0] for f in froms] == ["${GO_IMAGE}", "${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
     assert ("ARG", "PYTHON_IMAGE=python:3.11-slim-bookworm") in steps
+    # kustomize, for Applications that are kustomizations: the version the tests build and run.
+    assert ("ARG", "KUSTOMIZE_VERSION=v5.8.2") in steps
+    assert "kustomize-v5.8.2" in (ROOT / "tests" / "peers" / "build-kustomize.sh").read_text()
     final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
     # The first stage builds wheels of the package and every dependency; the final one installs only those.
     assert ("RUN", "pip wheel --no-cache-dir --wheel-dir /wheels -c argocd/constraints.txt .") in steps
@@ -463,7 +470,8 @@ def test_containerfile_installs_the_package_and_runs_as_999() -> None:
         "--mount=type=bind,from=wheels,source=/wheels,target=/wheels "
         "pip install --no-cache-dir --no-index --find-links=/wheels modelplane-render"
     ]
-    assert not [op for op, _ in final if op in ("COPY", "ADD", "ENTRYPOINT")]  # nothing but the installed wheels
+    copies = [args for op, args in final if op in ("COPY", "ADD", "ENTRYPOINT")]
+    assert copies == ["--from=kustomize /out/kustomize /usr/local/bin/kustomize"]  # and the installed wheels
     assert ("USER", "999:999") in final
     assert [op for op, _ in final][-1] == "CMD"
     # The image must serve plugin.yaml's commands: the console script the package declares.
@@ -556,7 +564,8 @@ def cmp_server() -> Iterator[CmpServer]:
         build_repository(repo)
         env = {
             # The sidecar image's PATH: our console script first (the plugin's commands name it bare).
-            "PATH": f"{venv_bin}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
+            # and kustomize, which the image carries for apps that are kustomizations.
+            "PATH": f"{venv_bin}{os.pathsep}{Path(require_peer('kustomize')).parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}",
             "HOME": str(base),
             "ARGOCD_PLUGINSOCKFILEPATH": str(sockets),
             "ARGOCD_CMP_WORKDIR": str(work),
@@ -597,6 +606,15 @@ def build_repository(repo: Path) -> None:
     plain.mkdir()
     (plain / "configmap.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n  a: b\n")
     (plain / "kustomization.yaml").write_text("resources: [configmap.yaml]\n")
+    # The kustomize example, and an overlay of it whose patch breaks the replica.
+    shutil.copytree(ROOT / "kustomize", repo / "kustomize")
+    broken = repo / "kustomize" / "overlays" / "broken"
+    broken.mkdir()
+    (broken / "kustomization.yaml").write_text(
+        "resources: [../../base]\npatches:\n- target: {kind: ModelReplica}\n  patch: |-\n"
+        "    - {op: replace, path: /spec/engines/0/members/0/nodePoolName, value: 'gpu:l4'}\n"
+        "transformers: [../../base/render]\n"
+    )
     # Another tool's apps whose files hold a ModelReplica: a kustomize base with a patch, and a chart.
     kustomize_app = repo / "kustomize-app"
     shutil.copytree(SINGLE, kustomize_app)
@@ -638,7 +656,7 @@ def test_real_repo_server_hands_an_app_that_names_the_plugin_to_it(cmp_server: C
 
 
 @pytest.mark.real_peers
-@pytest.mark.parametrize("fixture", VALID, ids=lambda p: p.name)
+@pytest.mark.parametrize("fixture", NOT_KUSTOMIZATIONS, ids=lambda p: p.name)
 def test_real_generate_returns_what_render_prints(cmp_server: CmpServer, fixture: Path) -> None:
     rendered = run_cli("render", cwd=fixture)
     assert rendered.code == 0
@@ -1163,3 +1181,39 @@ def test_the_helm_values_install_the_same_plugin_sidecar_and_health_checks() -> 
     }
     assert sidecar["volumeMounts"] == mounts
     assert {v["name"] for v in values["repoServer"]["volumes"]} == {"argocd-cmp-cm", "modelplane-render-tmp"}
+
+
+@pytest.mark.real_peers
+def test_real_a_kustomize_app_is_built_by_kustomize_in_the_sidecar(cmp_server: CmpServer, tmp_path: Path) -> None:
+    """An Application naming the plugin at a kustomize overlay gets what `kustomize build` gives, function and all."""
+    from peer import require_peer
+
+    kustomize = require_peer("kustomize")
+    overlay = ROOT / "kustomize" / "overlays" / "prod"
+    local = subprocess.run(
+        [str(kustomize), "build", "--enable-alpha-plugins", "--enable-exec", str(overlay)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"},
+    )
+    assert local.returncode == 0, local.stderr
+    built = manifests(cmp_server.generate("kustomize/overlays/prod"))
+    assert built == load_all(local.stdout)
+    assert {o["metadata"]["namespace"] for o in built if "namespace" in o["metadata"]} == {"ml-prod"}
+    assert not [o for o in built if o["kind"] in ("ModelReplica", "RenderConfig")]
+
+
+@pytest.mark.real_peers
+def test_real_a_kustomize_apps_errors_reach_argo_cd_and_nothing_else(cmp_server: CmpServer) -> None:
+    result = cmp_server.generate("kustomize/overlays/broken")
+    assert (result.returncode, result.stdout) == (1, "")
+    assert "kustomize build --enable-alpha-plugins --enable-exec failed" in result.stderr
+    assert "nodePoolName: must be a valid label value" in result.stderr, result.stderr
+    # A kustomization without the function would hand Argo CD the replica itself, which no cluster serves.
+    unrendered = cmp_server.generate("valid/objects-passed-through")
+    assert (unrendered.returncode, unrendered.stdout) == (1, "")
+    assert "printed ModelReplica mistral-small-eks-l40s-0 unrendered: list the RenderConfig directory" in unrendered.stderr, (
+        unrendered.stderr
+    )
+    refused = cmp_server.generate("kustomize/overlays/prod", plugin_parameters=[{"name": "gateway", "string": "a/b"}])
+    assert refused.returncode == 1 and "whose RenderConfig (spec) holds the render options" in refused.stderr

@@ -30,11 +30,13 @@ import json
 import os
 import posixpath
 import re
+import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import constants as c
+from .. import crd
 from ..cache.render import argocd_key, cached
 from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
@@ -50,6 +52,7 @@ from ..options import (
 )
 from ..pipeline import Rendered, render_paths
 from ..sources import MAX_FILE_BYTES, find_files
+from ..yamlio.libyaml import load_all
 
 PLUGIN_NAME = "modelplane-render"
 PLUGIN_VERSION = "v1"
@@ -317,8 +320,15 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
 
 
 def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
-    """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault."""
+    """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault.
+
+    An app directory holding a kustomization is a kustomize app: kustomize builds it, running the
+    function its kustomizations name (kustomize_build); reading its files as replicas would drop
+    its patches and namespace without a word.
+    """
     settings = settings_from_env(env)
+    if is_kustomization(source_dir):
+        return kustomize_build(env, source_dir, settings)
     try:
         # The key is the environment as given (what main()'s cache.answer looks up before parsing
         # it); settings is derived from it, so equal keys mean equal settings.
@@ -332,6 +342,56 @@ def _in_repository(error: Finding, source_path: str) -> Finding:
     if not source_path or error.file.startswith("/"):
         return error
     return Finding(posixpath.join(source_path, error.file), error.line, error.column, error.path, error.message)
+
+
+KUSTOMIZE_FLAGS = ("--enable-alpha-plugins", "--enable-exec")
+# What a kustomize app's RenderConfig says instead: the parameters that are render options.
+_RENDER_OPTION_PARAMETERS = ("namespace", "gateway", "cluster", "allow-empty", "picker-plaintext", "node-pool-label", "tolerations")
+
+
+def is_kustomization(source_dir: str) -> bool:
+    return any(os.path.lexists(os.path.join(source_dir, name)) for name in OTHER_TOOLS_ROOTS[:3])
+
+
+def kustomize_build(env: Mapping[str, str], source_dir: str, settings: ArgoSettings) -> str:
+    """`kustomize build --enable-alpha-plugins --enable-exec`, in the sidecar: its output checked, or its error.
+
+    The exec function runs here, beside argocd-cmp-server as user 999, not in the repo-server, and
+    only for Applications that name this plugin. The render options come from the app's RenderConfig
+    (one place for them, as on a laptop); a plugin parameter that is one is refused rather than ignored.
+    """
+    import subprocess  # only a kustomize app runs kustomize
+
+    given = {**_app_env_values(env), **parse_parameters(env.get(ENV_PARAMETERS, ""))}
+    ignored = sorted(name for name in given if name in _RENDER_OPTION_PARAMETERS)
+    if ignored:
+        raise UsageError(
+            f"{WHERE_PARAMETERS} {', '.join(ignored)}: this app is a kustomization, whose RenderConfig (spec) holds the render "
+            "options; set them there"
+        )
+    kustomize = shutil.which("kustomize")
+    if kustomize is None:
+        raise RenderFailure(
+            "this app is a kustomization, and kustomize is not on the sidecar's PATH (the image argocd/Containerfile builds has it)"
+        )
+    result = subprocess.run([kustomize, "build", *KUSTOMIZE_FLAGS, source_dir], capture_output=True)
+    if result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip() or f"kustomize build exited {result.returncode}"
+        raise RenderFailure(f"kustomize build {' '.join(KUSTOMIZE_FLAGS)} failed: {message}")
+    text = result.stdout.decode("utf-8")
+    objects = [o for o in load_all(text) if o is not None]
+    if not all(isinstance(o, dict) and o.get("apiVersion") and o.get("kind") for o in objects):
+        raise RenderFailure("kustomize build printed a document that is not a Kubernetes object")
+    if not objects:
+        raise RenderFailure("kustomize build printed no object: Argo CD would prune every live object of the Application")
+    unrendered = sorted(str((o.get("metadata") or {}).get("name")) for o in objects if o.get("apiVersion") == crd.API_VERSION)
+    if unrendered:
+        raise RenderFailure(
+            f"kustomize build printed ModelReplica {', '.join(unrendered)} unrendered: list the RenderConfig directory under "
+            "the kustomization's transformers: (README: kustomize), or point the Application at a directory without a kustomization"
+        )
+    check_cluster_apis(Rendered(objects, text), settings)
+    return text
 
 
 # A top-level `kind: ModelReplica` (block style, at the start of a line), or a JSON-style `"kind": "ModelReplica"`.
