@@ -196,7 +196,7 @@ def names_a_model(facts: EngineFacts, args: list[str]) -> bool:
     return facts.positional_model and bool(args) and not args[0].startswith("-")
 
 
-def needs_model_flag(member: EngineMember, container: Container) -> bool:
+def needs_model_flag(container: Container) -> bool:
     """A member whose image runs the model server with our args must be told the model; else vLLM serves its default.
 
     Every such member: a headless multi-node worker loads the weights too.

@@ -122,7 +122,7 @@ def _container(
             ]
         env = ours + env
         args += flags_to_add(engine, member, pd)
-        if replica.spec.model_cache_ref and needs_model_flag(member, container):
+        if replica.spec.model_cache_ref and needs_model_flag(container):
             # Without it vLLM silently serves its default model instead of the cache. vLLM takes
             # it first and positional (`vllm serve MODEL`): its --model is deprecated.
             if facts.positional_model:
