@@ -106,3 +106,20 @@ def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = keep
+
+
+@pytest.fixture(scope="module")
+def rbac_api():  # type: ignore[no-untyped-def]
+    """A real kube-apiserver with --authorization-mode=RBAC and every CRD the picker watches (or looks for)."""
+    import yaml
+    from test_apiserver import PICKER_CRDS, UPSTREAM_CRDS
+
+    from apiserver import running_apiserver
+    from peer import require_peer
+
+    require_peer("kube-apiserver")
+    require_peer("etcd")
+    with running_apiserver(authorization_mode="RBAC") as server:
+        for name in UPSTREAM_CRDS + PICKER_CRDS:
+            server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
+        yield server

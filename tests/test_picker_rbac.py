@@ -9,14 +9,11 @@ One refused watch is enough to keep the picker from ever being Ready (README: th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
-import yaml
-from test_apiserver import PICKER_CRDS, UPSTREAM_CRDS
 
-from conftest import SHARED, VALID
+from conftest import VALID
 from modelplane_render.options import Options
 from modelplane_render.pipeline import render_paths
 
@@ -33,19 +30,6 @@ WATCHES = [
 ]
 # controller-runtime's leader election (a Lease it creates and renews) and its event recorder.
 ALSO = [("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")] + [("", "events", "create")]
-
-
-@pytest.fixture(scope="module")
-def rbac_api() -> Iterator[Any]:
-    from apiserver import running_apiserver
-    from peer import require_peer
-
-    require_peer("kube-apiserver")
-    require_peer("etcd")
-    with running_apiserver(authorization_mode="RBAC") as server:
-        for name in UPSTREAM_CRDS + PICKER_CRDS:
-            server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
-        yield server
 
 
 def allowed(api: Any, user: str, namespace: str, group: str, resource: str, verb: str) -> bool:

@@ -21,15 +21,12 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from test_apiserver import PICKER_CRDS, UPSTREAM_CRDS
 
-from conftest import SHARED, VALID
+from conftest import VALID
 from modelplane_render import constants as c
 from modelplane_render.options import Options
 from modelplane_render.pipeline import render_paths
@@ -51,19 +48,6 @@ def epp() -> str:
     if not binary or not os.access(binary, os.X_OK):
         pytest.fail(f"{ENV_BINARY} must name a built llm-d-router v0.9.0 epp binary (this marker is opt-in)")
     return binary
-
-
-@pytest.fixture(scope="module")
-def rbac_api() -> Iterator[Any]:
-    from apiserver import running_apiserver
-    from peer import require_peer
-
-    require_peer("kube-apiserver")
-    require_peer("etcd")
-    with running_apiserver(authorization_mode="RBAC") as server:
-        for name in UPSTREAM_CRDS + PICKER_CRDS:
-            server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
-        yield server
 
 
 def _free_port() -> int:
