@@ -97,7 +97,11 @@ class YamlLanguageServer:
                     length = int(value)
             if length is None:
                 raise LanguageServerError("a message without Content-Length")
-            self._messages.put(json.loads(stream.read(length)))
+            body = stream.read(length)
+            if len(body) < length:  # the server exited mid-message (at shutdown): the stream has ended
+                self._messages.put(None)
+                return
+            self._messages.put(json.loads(body))
 
     def _wait(self, wanted: Any, timeout: float) -> dict[str, Any]:
         end = time.monotonic() + timeout
