@@ -447,8 +447,7 @@ def kustomize_patch_files(files: list[tuple[str, str]]) -> set[str]:
             if not os.path.isfile(path):
                 continue
             try:
-                with open(path, "rb") as handle:
-                    documents = load_all(decode(path, handle.read(MAX_FILE_BYTES)))
+                documents = load_all(decode(path, read_file(path, path)))
             except (OSError, InputError, yaml.YAMLError):
                 continue
             kustomization = documents[0] if documents and isinstance(documents[0], dict) else {}
