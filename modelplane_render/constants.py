@@ -74,7 +74,6 @@ PICKER_CONFIG_DIR = "/config"
 # Two pickers on different nodes with leader election: a node drain never leaves the pool blind.
 PICKER_REPLICAS = 2
 PICKER_GRPC_SERVICE_PORT_NAME = "grpc-ext-proc"
-DEFAULT_BLOCK_SIZE = 16
 
 # API versions of what we emit.
 LWS_API = "leaderworkerset.x-k8s.io/v1"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
+from typing import Any, Optional
 
 from . import constants as c
 from . import names
@@ -96,6 +96,16 @@ def parse_tolerations(values: list[str] | None, source: str = "--toleration") ->
             raise UsageError(f"{source} {text!r}: {value!r} is not a taint value")
         found.append((key, value if equals else None, effect or None))
     return tuple(found)
+
+
+def platform(node_pool_label: str | None, tolerations: tuple[Toleration, ...] | None) -> dict[str, Any]:
+    """The Options fields a front end was given for the nodes (None: not given, so the default stays)."""
+    given: dict[str, Any] = {}
+    if node_pool_label is not None:
+        given["node_pool_label"] = node_pool_label
+    if tolerations is not None:
+        given["tolerations"] = tolerations
+    return given
 
 
 def toleration_object(toleration: Toleration) -> dict[str, str]:

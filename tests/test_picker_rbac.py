@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_serving import PICKER_WATCHES
 
 from conftest import VALID
 from modelplane_render.options import Options
@@ -19,15 +20,7 @@ from modelplane_render.pipeline import render_paths
 
 pytestmark = pytest.mark.real_peers
 
-WATCHES = [
-    ("", "pods"),
-    ("inference.networking.k8s.io", "inferencepools"),
-    *(
-        (group, kind)
-        for group in ("llm-d.ai", "inference.networking.x-k8s.io")
-        for kind in ("inferenceobjectives", "inferencemodelrewrites")
-    ),
-]
+WATCHES = PICKER_WATCHES
 # controller-runtime's leader election (a Lease it creates and renews) and its event recorder.
 ALSO = [("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")] + [("", "events", "create")]
 

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..options import DEFAULT_TOLERATIONS, Options, parse_cluster, parse_gateway, parse_namespace, parse_node_pool_label, parse_tolerations
+from ..options import (
+    DEFAULT_TOLERATIONS,
+    Options,
+    parse_cluster,
+    parse_gateway,
+    parse_namespace,
+    parse_node_pool_label,
+    parse_tolerations,
+    platform,
+)
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
@@ -66,10 +75,4 @@ def options_from_args(args: argparse.Namespace, *, allow_empty: bool = False) ->
 
 def platform_options(args: argparse.Namespace) -> dict[str, Any]:
     """--node-pool-label and --toleration, as Options fields (only those given: the rest keep their defaults)."""
-    given: dict[str, Any] = {}
-    label, tolerations = parse_node_pool_label(args.node_pool_label), parse_tolerations(args.toleration)
-    if label is not None:
-        given["node_pool_label"] = label
-    if tolerations is not None:
-        given["tolerations"] = tolerations
-    return given
+    return platform(parse_node_pool_label(args.node_pool_label), parse_tolerations(args.toleration))

@@ -85,8 +85,6 @@ SGLANG = EngineFacts(
     health_timeout_seconds=25,
 )
 
-ENGINES = (VLLM, SGLANG)
-
 # A command that starts one of these runs a shell string: the engine's flags are inside it, where
 # we neither read them nor can add to them.
 SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh"})
@@ -105,14 +103,10 @@ def engine_of(container: Container) -> EngineFacts:
     return SGLANG if "sglang" in repository else VLLM
 
 
-def runs_shell(container: Container) -> bool:
-    command = container.command or []
-    return bool(command) and posixpath.basename(command[0]) in SHELLS
-
-
 def args_reach_engine(container: Container) -> bool:
     """Whether flags we add to `args` reach the engine's parser (not a shell's positional parameters)."""
-    return not runs_shell(container)
+    command = container.command or []
+    return not command or posixpath.basename(command[0]) not in SHELLS
 
 
 def member_is_serving(member: EngineMember) -> bool:

@@ -55,15 +55,6 @@ ROLE_RULES = (
     },
     {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
 )
-# What it watches, (group, resource): the Role must let it list and watch each one.
-WATCHED = (
-    ("", "pods"),
-    ("inference.networking.k8s.io", "inferencepools"),
-    ("llm-d.ai", "inferenceobjectives"),
-    ("llm-d.ai", "inferencemodelrewrites"),
-    ("inference.networking.x-k8s.io", "inferenceobjectives"),
-    ("inference.networking.x-k8s.io", "inferencemodelrewrites"),
-)
 
 # config/charts/routerlib/templates/_deployment.yaml: "this timeout should mirror the longest grace
 # period of the pods within the pool": the picker outlives the engines' drain.

@@ -49,9 +49,10 @@ from ..options import (
     parse_namespace,
     parse_node_pool_label,
     parse_tolerations,
+    platform,
 )
 from ..pipeline import Rendered, render_paths
-from ..sources import MAX_FILE_BYTES, find_files
+from ..sources import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
 from ..yamlio.libyaml import load_all
 
 PLUGIN_NAME = "modelplane-render"
@@ -149,13 +150,13 @@ class ArgoSettings:
     check_cluster_apis: bool
     api_versions: Optional[frozenset[str]]  # None: Argo CD sent none, so nothing to check against
     source_path: str  # the app's path in its repository, to show in errors ("" when unknown)
+    given: frozenset[str] = frozenset()  # the parameters the Application set, by parameter or env
 
 
 def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     """Read the CMP environment; a UsageError names the Application field to fix."""
-    values = {p.name: p.default for p in PARAMETERS}
-    values.update(_app_env_values(env))
-    values.update(parse_parameters(env.get(ENV_PARAMETERS, "")))
+    given = {**_app_env_values(env), **parse_parameters(env.get(ENV_PARAMETERS, ""))}
+    values = {p.name: p.default for p in PARAMETERS} | given
 
     namespace = parse_namespace(values[NAMESPACE.name], f"{WHERE_PARAMETERS} {NAMESPACE.name}")
     if namespace is None:
@@ -165,7 +166,7 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
     allow_empty = _parse_bool(values[ALLOW_EMPTY.name], f"{WHERE_PARAMETERS} {ALLOW_EMPTY.name}")
     plaintext = _parse_bool(values[PICKER_PLAINTEXT.name], f"{WHERE_PARAMETERS} {PICKER_PLAINTEXT.name}")
-    label = parse_node_pool_label(values[NODE_POOL_LABEL.name], f"{WHERE_PARAMETERS} {NODE_POOL_LABEL.name}") or c.LABEL_POOL
+    label = parse_node_pool_label(values[NODE_POOL_LABEL.name], f"{WHERE_PARAMETERS} {NODE_POOL_LABEL.name}")
     listed = [t.strip() for t in values[TOLERATIONS.name].split(",") if t.strip()]
     tolerations = parse_tolerations(listed, f"{WHERE_PARAMETERS} {TOLERATIONS.name}")  # empty: the default
     options = Options(
@@ -174,14 +175,14 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
         cluster=cluster,
         allow_empty=allow_empty,
         picker_plaintext=plaintext,
-        node_pool_label=label,
-        tolerations=tolerations if tolerations is not None else DEFAULT_TOLERATIONS,
+        **platform(label, tolerations),
     )
     return ArgoSettings(
         options=options,
         check_cluster_apis=check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),
+        given=frozenset(given),
     )
 
 
@@ -328,7 +329,7 @@ def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
     """
     settings = settings_from_env(env)
     if is_kustomization(source_dir):
-        return kustomize_build(env, source_dir, settings)
+        return kustomize_build(source_dir, settings)
     try:
         # The key is the environment as given (what main()'s cache.answer looks up before parsing
         # it); settings is derived from it, so equal keys mean equal settings.
@@ -350,10 +351,10 @@ _RENDER_OPTION_PARAMETERS = ("namespace", "gateway", "cluster", "allow-empty", "
 
 
 def is_kustomization(source_dir: str) -> bool:
-    return any(os.path.lexists(os.path.join(source_dir, name)) for name in OTHER_TOOLS_ROOTS[:3])
+    return any(os.path.lexists(os.path.join(source_dir, name)) for name in KUSTOMIZE_FILE_NAMES)
 
 
-def kustomize_build(env: Mapping[str, str], source_dir: str, settings: ArgoSettings) -> str:
+def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
     """`kustomize build --enable-alpha-plugins --enable-exec`, in the sidecar: its output checked, or its error.
 
     The exec function runs here, beside argocd-cmp-server as user 999, not in the repo-server, and
@@ -362,8 +363,7 @@ def kustomize_build(env: Mapping[str, str], source_dir: str, settings: ArgoSetti
     """
     import subprocess  # only a kustomize app runs kustomize
 
-    given = {**_app_env_values(env), **parse_parameters(env.get(ENV_PARAMETERS, ""))}
-    ignored = sorted(name for name in given if name in _RENDER_OPTION_PARAMETERS)
+    ignored = sorted(name for name in settings.given if name in _RENDER_OPTION_PARAMETERS)
     if ignored:
         raise UsageError(
             f"{WHERE_PARAMETERS} {', '.join(ignored)}: this app is a kustomization, whose RenderConfig (spec) holds the render "
@@ -402,7 +402,7 @@ _REPLICA_KIND = re.compile(
 
 # A root holding one of these is another tool's app: Argo CD asks plugins before it looks for a
 # kustomization or a chart (util/app/discovery/discovery.go), so matching it would take the app over.
-OTHER_TOOLS_ROOTS = ("kustomization.yaml", "kustomization.yml", "Kustomization", "Chart.yaml")
+OTHER_TOOLS_ROOTS = (*sorted(KUSTOMIZE_FILE_NAMES), "Chart.yaml")
 
 
 def discover(source_dir: str = ".") -> Optional[str]:

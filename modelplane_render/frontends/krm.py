@@ -40,7 +40,6 @@ from .. import constants as c
 from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
 from ..options import (
-    DEFAULT_TOLERATIONS,
     NO_TOLERATIONS,
     Options,
     Toleration,
@@ -49,6 +48,7 @@ from ..options import (
     parse_namespace,
     parse_node_pool_label,
     parse_tolerations,
+    platform,
 )
 from ..pipeline import classify, render_documents
 from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
@@ -358,8 +358,7 @@ def read_function_config(config: Any) -> FunctionConfig:
         cluster=cluster,
         allow_empty=allow_empty is True,
         picker_plaintext=plaintext is True,
-        node_pool_label=label or c.LABEL_POOL,
-        tolerations=DEFAULT_TOLERATIONS if tolerations is None else tolerations,
+        **platform(label, tolerations),
     )
     return FunctionConfig(options, sources)
 

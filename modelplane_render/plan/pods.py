@@ -133,6 +133,7 @@ def _container(
             port = serving_port(engine, member, pd)
             ports = [{"name": c.SERVING_PORT_NAME, "containerPort": port, "protocol": "TCP"}] + ports
             probes = _engine_probes(port, facts)
+            values["lifecycle"] = {"preStop": {"sleep": {"seconds": c.ENGINE_PRESTOP_SLEEP_SECONDS}}}
         if claim:
             resources["claims"] = [{"name": c.DEVICE_CLAIM}]
         mounts.append({"name": c.SHM_VOLUME, "mountPath": c.SHM_PATH})
@@ -141,7 +142,5 @@ def _container(
             mounts.append({"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH, "readOnly": True})
     if container.args is not None or args:
         values["args"] = args
-    if container.name == c.ENGINE_CONTAINER and member_is_serving(member):
-        values["lifecycle"] = {"preStop": {"sleep": {"seconds": c.ENGINE_PRESTOP_SLEEP_SECONDS}}}
     values.update(env=env, ports=ports, probes=probes, resources=resources, volumeMounts=mounts)
     return values
