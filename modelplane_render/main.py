@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 PROG = "modelplane-render"
 # The modules of pyproject.toml's dependencies, and the distribution each comes from: a run without
 # one is a setup to fix, not a bug (tests/test_commands.py holds this equal to pyproject's list).
-DEPENDENCIES = {"yaml": "PyYAML", "jinja2": "Jinja2", "markupsafe": "Jinja2", "ruamel": "ruamel.yaml"}
+DEPENDENCIES = {"yaml": "PyYAML", "jinja2": "Jinja2", "markupsafe": "Jinja2", "ruamel": "ruamel.yaml", "cel_expr_python": "cel-expr-python"}
 COMMANDS = {
     "render": "render the sources' objects to stdout",
     "validate": "check the sources, print nothing on success",

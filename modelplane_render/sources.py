@@ -69,10 +69,70 @@ class Document:
     index: int
     data: Any
     positions: Positions
+    text: str = ""  # the whole file, where it was read from YAML text: for positions inside a scalar
 
     def error(self, path: FieldPath, message: str, *, at_key: bool = False) -> Finding:
         line, col = self.positions.of_key(path) if at_key else self.positions.of_value(path)
         return Finding(self.file, line, col, format_path(path), message)
+
+
+    def error_inside(self, path: FieldPath, offset: int, message: str) -> Finding:
+        """An error at the character `offset` of the string at path, at its line and column in the file."""
+        line, col = self.positions.of_value(path)
+        if self.text and path in self.positions.values:
+            value = _value_at(self.data, path)
+            if isinstance(value, str):
+                line, col = _line_col(self.text, _index_in_scalar(self.text, _index_of(self.text, line, col), value, offset))
+        return Finding(self.file, line, col, format_path(path), message)
+
+
+def _value_at(data: Any, path: FieldPath) -> Any:
+    for step in path:
+        data = data[step]
+    return data
+
+
+def _index_of(text: str, line: int, column: int) -> int:
+    """The index of the character at a 1-based line and column, as _line_col counts them."""
+    start = 0
+    if line > 1:
+        for n, match in enumerate(_LINE_BREAK.finditer(text), start=2):
+            if n == line:
+                start = match.end()
+                break
+    return start + column - 1
+
+
+# What a scalar's source may have that its value does not: indentation and folded line breaks,
+# the quotes, and the backslash of an escape (`\"`) or the second quote of `''`.
+_NOT_IN_VALUE = " \t\r\n\\\"'"
+
+
+def _index_in_scalar(text: str, start: int, value: str, offset: int) -> int:
+    """Where in text the character `offset` of the scalar value that starts at `start` is.
+
+    The value's characters are found in order in the source (plain, quoted, literal or folded),
+    skipping only what a scalar's source has and its value lacks; where that fails (an escape such
+    as \\u00e9), the scalar's own start.
+    """
+    i = start
+    while i < len(text) and text[i] in "!&":  # a tag or an anchor before the value
+        while i < len(text) and not text[i].isspace():
+            i += 1
+        while i < len(text) and text[i].isspace():
+            i += 1
+    if text.startswith(("|", ">"), i):
+        i = text.find("\n", i) + 1 or len(text)  # the content starts on the line after the header
+    elif text.startswith(('"', "'"), i):
+        i += 1
+    offset = min(offset, len(value.rstrip()))
+    for ch in value[: offset + 1]:
+        while i < len(text) and text[i] != ch:
+            if text[i] not in _NOT_IN_VALUE:
+                return start
+            i += 1
+        i += 1
+    return max(start, min(i - 1, len(text)))
 
 
 class _Fault(Exception):
@@ -269,7 +329,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it
             positions = Positions()
             data = _construct(node, (), positions, 0, budget, set())
-            documents.append(Document(shown, index, data, positions))
+            documents.append(Document(shown, index, data, positions, text))
     except _Fault as fault:
         raise InputError([Finding(shown, fault.line, fault.column, format_path(fault.path), fault.message)]) from None
     except yaml.MarkedYAMLError as exc:

@@ -3,6 +3,7 @@
 - `metadata`: what the API server checks of any object's metadata;
 - `structural`: the CRD's OpenAPI schema, as the API server applies it (defaults included);
 - `cel`: the CRD's `x-kubernetes-validations`, one predicate per rule;
+- `selectors`: the DRA selector expressions, compiled as the API server compiles the claim template's;
 - `beyond_crd`: what the CRD does not say but the output needs (names that fit, ports, flags).
 """
 
@@ -17,6 +18,7 @@ from ..sources import Document
 from .beyond_crd import check_replica
 from .cel import make_rule_runner
 from .metadata import check_metadata
+from .selectors import check_selectors
 from .structural import StructuralValidator
 
 
@@ -26,6 +28,7 @@ def judge_replica(document: Document, namespace: Optional[str]) -> tuple[Optiona
     check_metadata(document, errors)
     validator = StructuralValidator(document, errors, make_rule_runner(document))
     data = validator.check(document.data, crd.openapi_schema(), ())
+    check_selectors(document, errors)
     if errors:
         return None, errors
     # A null field is an absent one, as the API server drops it (`labels:` with nothing after it).
