@@ -4,7 +4,7 @@ A kube-apiserver with --authorization-mode=RBAC, the CRDs the picker watches ins
 valid fixture's ServiceAccount, Role and RoleBinding created for real; then a SubjectAccessReview
 asks, as the picker's ServiceAccount, for every verb on every resource the picker uses
 (llm-d-router v0.9.0: pkg/epp/server/controller_manager.go caches, leader election, its events).
-One refused watch is enough to keep the picker from ever being Ready (README: the picker).
+One refused watch is enough to keep the picker from ever being Ready (docs/design.md: the endpoint picker).
 """
 
 from __future__ import annotations

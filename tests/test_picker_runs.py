@@ -4,7 +4,7 @@ Opt-in (`pytest -m picker_binary`), and left out of `.ci/run`: it needs the llm-
 `epp` binary, which no registry this project's CI reaches serves (the Go module proxy does not
 carry llm-d-router). Build it from its source yourself and name it in MODELPLANE_EPP_BIN; the
 gRPC health client needs `pip install grpcio grpcio-health-checking`. This is the one test CI
-does not run; README "Proven against the real thing" says what it showed.
+does not run; docs/proofs.md says what it showed.
 
 For a Unified and a PrefillDecode fixture, against kube-apiserver with RBAC on and every CRD the
 picker looks for: the leader answers SERVING on the readiness probe's service within 60 s and
