@@ -75,7 +75,6 @@ class Document:
         line, col = self.positions.of_key(path) if at_key else self.positions.of_value(path)
         return Finding(self.file, line, col, format_path(path), message)
 
-
     def error_inside(self, path: FieldPath, offset: int, message: str) -> Finding:
         """An error at the character `offset` of the string at path, at its line and column in the file."""
         line, col = self.positions.of_value(path)
@@ -104,16 +103,52 @@ def _index_of(text: str, line: int, column: int) -> int:
 
 
 # What a scalar's source may have that its value does not: indentation and folded line breaks,
-# the quotes, and the backslash of an escape (`\"`) or the second quote of `''`.
-_NOT_IN_VALUE = " \t\r\n\\\"'"
+# the quotes, and the second quote of `''`.
+_NOT_IN_VALUE = " \t\r\n\"'"
+# Double-quoted escapes of one character (YAML 1.1 as libyaml reads them), and the hex ones' lengths.
+_ESCAPES = {
+    "0": "\0",
+    "a": "\a",
+    "b": "\b",
+    "t": "\t",
+    "\t": "\t",
+    "n": "\n",
+    "v": "\v",
+    "f": "\f",
+    "r": "\r",
+    "e": "\x1b",
+    " ": " ",
+    '"': '"',
+    "/": "/",
+    "\\": "\\",
+    "N": "\x85",
+    "_": "\xa0",
+    "L": "\u2028",
+    "P": "\u2029",
+}
+_HEX_ESCAPES = {"x": 2, "u": 4, "U": 8}
+
+
+def _escape(text: str, i: int) -> tuple[int, Optional[str]]:
+    """The length of the escape at text[i] (a backslash) and the character it stands for (None: an escaped line break)."""
+    code = text[i + 1 : i + 2]
+    if code in _HEX_ESCAPES:
+        digits = text[i + 2 : i + 2 + _HEX_ESCAPES[code]]
+        try:
+            return 2 + len(digits), chr(int(digits, 16))
+        except ValueError:
+            return 2, None
+    if code in _ESCAPES:
+        return 2, _ESCAPES[code]
+    return 1, None  # a line break (or what libyaml refused already): nothing of the value
 
 
 def _index_in_scalar(text: str, start: int, value: str, offset: int) -> int:
     """Where in text the character `offset` of the scalar value that starts at `start` is.
 
     The value's characters are found in order in the source (plain, quoted, literal or folded),
-    skipping only what a scalar's source has and its value lacks; where that fails (an escape such
-    as \\u00e9), the scalar's own start.
+    skipping only what a scalar's source has and its value lacks, and reading a double-quoted
+    scalar's escapes; where that fails, the scalar's own start.
     """
     i = start
     while i < len(text) and text[i] in "!&":  # a tag or an anchor before the value
@@ -121,18 +156,33 @@ def _index_in_scalar(text: str, start: int, value: str, offset: int) -> int:
             i += 1
         while i < len(text) and text[i].isspace():
             i += 1
+    double_quoted = text.startswith('"', i)
     if text.startswith(("|", ">"), i):
         i = text.find("\n", i) + 1 or len(text)  # the content starts on the line after the header
     elif text.startswith(('"', "'"), i):
         i += 1
     offset = min(offset, len(value.rstrip()))
+    found = start
     for ch in value[: offset + 1]:
-        while i < len(text) and text[i] != ch:
+        while True:
+            if i >= len(text):
+                return start
+            if double_quoted and text[i] == "\\":
+                length, stands_for = _escape(text, i)
+                if stands_for == ch:
+                    found, i = i, i + length
+                    break
+                if stands_for is not None:
+                    return start
+                i += length
+                continue
+            if text[i] == ch:
+                found, i = i, i + 1
+                break
             if text[i] not in _NOT_IN_VALUE:
                 return start
             i += 1
-        i += 1
-    return max(start, min(i - 1, len(text)))
+    return found
 
 
 class _Fault(Exception):

@@ -40,5 +40,14 @@ DEFERRED = {
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",
     ("modelplane_render.render", "traceback"): "only a failing template is traced to its line",
     ("modelplane_render.frontends.argocd", "subprocess"): "only an app that is a kustomization runs kustomize",
+    ("modelplane_render.validation.selectors", "modelplane_render.dra_cel.verdicts"): "a replica without DRA selectors reads no verdict",
+    (
+        "modelplane_render.dra_cel.verdicts",
+        "modelplane_render.dra_cel.check",
+    ): "a known expression's verdict is read, not compiled: no CEL library (about 50 ms)",
+    (
+        "modelplane_render.dra_cel.environment",
+        "cel_expr_python",
+    ): "the CEL library loads only to compile an expression no earlier run judged",
     ("modelplane_render.validation.structural", "difflib"): "only a misspelt field name or enum value is matched to a suggestion (3 ms)",
 }

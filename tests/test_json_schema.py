@@ -22,12 +22,18 @@ LIST_MAP = "unique list-map keys (x-kubernetes-list-map-keys): JSON Schema's uni
 METADATA = "ObjectMeta: the CRD leaves metadata to the API server's own rules"
 BEYOND = "a check beyond the CRD (validation/beyond_crd.py): only the output can state it"
 ACROSS = "a fault across documents: a schema judges one document"
+SELECTOR = "a DRA selector expression (validation/selectors.py): only a CEL compiler can judge it"
 YAML_LEVEL = "a YAML-level fault (sources.py): the file doesn't load, there is nothing to judge"
 
 # Every invalid fixture the schema lets through, and why. Every other invalid fixture must fail
 # the schema; a new fixture must be classified here, and one the schema starts to catch (a CEL
 # rule turned into bounds in the CRD) must leave this list.
 NOT_EXPRESSIBLE = {
+    "cel-selector-not-a-quantity": SELECTOR,
+    "cel-selector-not-bool": SELECTOR,
+    "cel-selector-quantity-compared-with-operator": SELECTOR,
+    "cel-selector-syntax-error": SELECTOR,
+    "cel-selector-unknown-field": SELECTOR,
     "decode-engine-on-sidecar-port": BEYOND,
     "sglang-image-without-command": BEYOND,
     "device-class-name-not-dns-subdomain": BEYOND,

@@ -77,10 +77,21 @@ def _compile_problems(expression: str, text: str) -> list[Problem]:
         message = message.removesuffix("[INVALID_ARGUMENT]").strip()
         offset = sum(len(x) + 1 for x in lines[: line - 1]) + column - 1
         offset = min(offset, len(expression))
-        if _UNDECLARED.fullmatch(message) and expression[offset : offset + 1] == ".":
-            offset += 1  # at the field, not at the dot before it
+        undeclared = _UNDECLARED.fullmatch(message)
+        if undeclared:
+            offset = _name_start(expression, offset, undeclared[1])
         found.append(Problem(offset, _our_message(message)))
     return found or [Problem(0, f"does not compile: {text.strip()}")]
+
+
+def _name_start(expression: str, offset: int, name: str) -> int:
+    """Where an undeclared name is: at its field for `device.X`, else where it starts (CEL points at its last dot)."""
+    start = offset
+    while start > 0 and (expression[start - 1].isalnum() or expression[start - 1] in "_."):
+        start -= 1
+    if expression.startswith(name, start) and name.startswith(DEVICE + "."):
+        return start + len(DEVICE) + 1
+    return start if expression.startswith(name, start) else offset
 
 
 def _our_message(message: str) -> str:
@@ -141,11 +152,10 @@ def _constant_problems(expression: str) -> list[Problem]:
         literal = match[2] if match[2] is not None else match[3]
         if "\\" in literal:
             continue  # an escape: left to the API server
-        start = match.start(2) if match[2] is not None else match.start(3)
         if function == "quantity" and not _QUANTITY_TEXT.match(literal):
             found.append(
                 Problem(
-                    start - 1,
+                    match.start(),
                     f"quantity({json.dumps(literal)}) is not a quantity (e.g. 80Gi, 500M, 1.5): the API server "
                     "accepts it, and the claim fails when the scheduler evaluates it",
                 )
@@ -153,7 +163,7 @@ def _constant_problems(expression: str) -> list[Problem]:
         elif function == "semver" and not _SEMVER.match(literal):
             found.append(
                 Problem(
-                    start - 1,
+                    match.start(),
                     f"semver({json.dumps(literal)}) is not a semantic version (e.g. 1.2.3): the API server "
                     "accepts it, and the claim fails when the scheduler evaluates it",
                 )

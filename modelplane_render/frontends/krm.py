@@ -481,7 +481,7 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
     for i, data in enumerate(request.data):
         place = locate(data, files)
         if place.document is not None:
-            document = Document(place.document.file, place.document.index, data, place.document.positions)
+            document = Document(place.document.file, place.document.index, data, place.document.positions, place.document.text)
             in_files.setdefault(document.file, []).append(document)
         else:
             document = Document(place.label, i, data, Positions())
@@ -489,7 +489,7 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
         role, _ = classify(document)
         if role == "replica":
             replicas.append(i)
-            document = Document(document.file, document.index, strip_orchestration(data), document.positions)
+            document = Document(document.file, document.index, strip_orchestration(data), document.positions, document.text)
         elif role == "passthrough":
             kept.add(id(data))
         documents.append(document)
