@@ -216,6 +216,11 @@ def generated_variants() -> Iterator[tuple[str, Document]]:
         for value in bad:
             yield _variant(f"{name}-bad-{str(value)[:8]}-{len(str(value))}", _set(path, value))
     yield _variant("serving-unified", _set("spec.serving", {"mode": "Unified"}))
+    # A final line break: Python's `$` would let it through, the API server's Go regexp does not.
+    yield _variant("label-key-line-break", _set("metadata.labels", {"team\n": "a"}))
+    yield _variant("label-value-line-break", _set("metadata.labels", {"team": "a\n"}))
+    yield _variant("container-name-line-break", _set(f"{ENGINE_CONTAINER}.name", "engine\n"))
+    yield _variant("template-label-line-break", _set(f"{LEADER}.template.metadata", {"labels": {"team\n": "a"}}))
     yield _variant("serving-router", _set("spec.serving", {"mode": "Unified", "router": "EndpointPicker"}))
     yield _variant("serving-bad-mode", _set("spec.serving", {"mode": "Disaggregated"}))
     yield _variant("selectors-9", _set(f"{LEADER}.deviceRequests.0.selectors", [{"cel": "true"}] * 9))

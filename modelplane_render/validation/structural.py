@@ -303,5 +303,7 @@ _PATTERNS: dict[str, re.Pattern[str]] = {}
 def _compiled(pattern: str) -> re.Pattern[str]:
     compiled = _PATTERNS.get(pattern)
     if compiled is None:
-        compiled = _PATTERNS[pattern] = re.compile(pattern)
+        # The API server's Go regexp reads `$` as the end of the text; Python's `$` also matches
+        # before a final line break (`engine\n` would pass a name pattern): read it as `\Z`.
+        compiled = _PATTERNS[pattern] = re.compile(re.sub(r"(?<!\\)\$", r"\\Z", pattern))
     return compiled
