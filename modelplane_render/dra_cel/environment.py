@@ -15,8 +15,9 @@ cel-expr-python has no struct types but proto messages, so `device`'s fields are
 qualified variables (`device.driver`, ...): CEL resolves `device.capacity` to the variable of that
 name, which types `capacity` exactly (map of map of Quantity) where a message field could only be a
 Struct, and a misspelt field is an undeclared reference we then report as the field it is not.
-Where this environment and the API server's still judge differently is listed in
-`DISAGREEMENTS` (and the README's "Selector expressions (CEL)").
+Where this environment and the API server's still judge differently is listed, by reason, in
+`KNOWN_DISAGREEMENTS` of tests/test_dra_cel_apiserver.py, which holds the list true against the
+real server (and the README's "Selector expressions (CEL)").
 """
 
 from __future__ import annotations
