@@ -54,6 +54,23 @@ GPU = 'device.capacity["gpu.nvidia.com"].memory'
             "semver(",
             'semver("v550") is not a semantic version (e.g. 1.2.3): the API server accepts it, and the claim fails when the scheduler evaluates it',
         ),
+        ('duration("1x") < duration("1h")', 'duration("1x")', 'duration("1x") is not a duration (e.g. 90s, 1h30m)'),
+        (
+            'timestamp("2025-02-30T00:00:00Z") < timestamp("2026-01-01T00:00:00Z")',
+            "timestamp(",
+            'timestamp("2025-02-30T00:00:00Z") is not an RFC 3339 timestamp (e.g. 2025-01-31T00:00:00Z)',
+        ),
+        ('device.driver.matches("gpu.(nvidia")', '"gpu', '"gpu.(nvidia" is not a regular expression: missing ), unterminated subpattern'),
+        (
+            'cidr("10.0.0.0/33").containsIP(device.attributes["dra.net"].ipv4)',
+            "cidr(",
+            'cidr("10.0.0.0/33") is not a CIDR (e.g. 10.0.0.0/8): the API server accepts it, and the claim fails when the scheduler evaluates it',
+        ),
+        (
+            'ip("::ffff:10.0.0.1").family() == 4',
+            "ip(",
+            'ip("::ffff:10.0.0.1") is not an IP address (e.g. 10.0.0.1, fd00::1): the API server accepts it, and the claim fails when the scheduler evaluates it',
+        ),
     ],
 )
 def test_each_kind_of_problem_reads_as_it_should_and_points_at_its_token(expression, at, message):  # type: ignore[no-untyped-def]
@@ -84,6 +101,8 @@ def test_every_problem_of_an_expression_comes_at_once():  # type: ignore[no-unty
         "device.allowMultipleAllocations",
         'device.attributes["gpu.nvidia.com"].index < 4.5',  # cross-type numeric comparison
         'device.attributes["gpu.nvidia.com"].?index.orValue(0) == 0',
+        'device.driver.matches("^gpu\\\\.nvidia\\\\.com$") && device.driver.matches("\\\\pL")',  # RE2's \pL: left to the API server
+        'timestamp("2025-01-31T00:00:00.5+01:00") < timestamp("2026-01-01T00:00:00Z") && duration("1h30m") > duration("90s")',
     ],
 )
 def test_expressions_drivers_document_are_accepted(expression):  # type: ignore[no-untyped-def]

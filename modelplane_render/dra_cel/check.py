@@ -9,7 +9,9 @@ scheduler evaluates it, at allocation, with every pod of the claim Pending.
 
 from __future__ import annotations
 
+import datetime
 import difflib
+import ipaddress
 import json
 import re
 from dataclasses import dataclass
@@ -25,8 +27,30 @@ _UNDECLARED = re.compile(r"undeclared reference to '([^']*)' \(in container '[^'
 _NO_OVERLOAD = re.compile(r"found no matching overload for '([^']*)' applied to '\((.*)\)'")
 _QUANTITY = "kubernetes.Quantity"
 _ORDERING = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">="}
-# A call of a library function on one string literal: `quantity("80Gi")`, `semver('1.2.3')`.
-_CONSTANT_CALL = re.compile(r"""(?<![\w.])(quantity|semver)\(\s*(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')\s*\)""")
+# A call of a function on one string literal: `quantity("80Gi")`, `duration('90s')`, and the pattern
+# of a regex function (`x.matches("^a")`, `matches(x, "^a")`, `x.find("a+")`, `x.findAll("a", 2)`).
+_STRING = r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
+_CONSTANT_CALL = re.compile(rf"(?<![\w.])(quantity|semver|duration|timestamp|ip|cidr)\(\s*{_STRING}\s*\)")
+_PATTERN_CALL = re.compile(rf"(?:\.(matches|find|findAll)\(\s*|(?<![\w.])(matches)\([^,()]*,\s*){_STRING}\s*[,)]")
+_CEL_ESCAPES = {
+    "\\": "\\",
+    '"': '"',
+    "'": "'",
+    "`": "`",
+    "?": "?",
+    "n": "\n",
+    "t": "\t",
+    "r": "\r",
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "v": "\v",
+}
+# What Go's time.ParseDuration reads (cel-go's duration()), and time.RFC3339 (its timestamp()).
+_DURATION = re.compile(r"[-+]?(?:0|(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:ns|us|\u00b5s|\u03bcs|ms|s|m|h))+)\Z")
+_RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?(?:Z|([+-])(\d{2}):(\d{2}))\Z")
+# RE2 syntax Python's re does not know: a pattern using it is left to the API server.
+_RE2_ONLY = ("\\p", "\\P", "\\Q", "\\E", "\\z", "\\C", "\\x{", "(?U", "[[:")
 # What k8s.io/apimachinery's resource.ParseQuantity reads (its quantity.go: sign, number, suffix).
 _QUANTITY_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\Z")
 # Semantic versions as the API server's semver() reads them (blang/semver v4, strict).
@@ -145,27 +169,79 @@ def _type_name(cel_type: str) -> str:
     return text.replace("<", "(").replace(">", ")")
 
 
+def _literal(match: re.Match[str], group: int) -> Optional[str]:
+    """The text of the string literal in groups `group`, `group + 1` (double- or single-quoted), or None."""
+    raw = match[group] if match[group] is not None else match[group + 1]
+    text, i = [], 0
+    while i < len(raw):
+        if raw[i] == "\\":
+            decoded = _CEL_ESCAPES.get(raw[i + 1 : i + 2])
+            if decoded is None:
+                return None  # an octal, hex or unicode escape: left to the API server
+            text.append(decoded)
+            i += 2
+        else:
+            text.append(raw[i])
+            i += 1
+    return "".join(text)
+
+
+def _is_ip(text: str) -> bool:
+    """As the API server's ip() reads an address (library/ip.go: no zone, no IPv4-mapped IPv6)."""
+    try:
+        address = ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return not (isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None)
+
+
+def _is_cidr(text: str) -> bool:
+    address, slash, _ = text.partition("/")
+    try:
+        ipaddress.ip_network(text, strict=False)
+    except ValueError:
+        return False
+    return bool(slash) and _is_ip(address)
+
+
+def _is_timestamp(text: str) -> bool:
+    match = _RFC3339.match(text)
+    if not match:
+        return False
+    year, month, day, hour, minute, second = (int(g) for g in match.groups()[:6])
+    try:
+        datetime.datetime(year, month, day, hour, minute, min(second, 59))
+    except ValueError:
+        return False
+    return year >= 1 and hour < 24 and minute < 60 and second < 60 and (match[7] is None or (int(match[8]) < 24 and int(match[9]) < 60))
+
+
+_ALLOCATION = "the API server accepts it, and the claim fails when the scheduler evaluates it"
+# function: (does the text do, what it should be, what happens otherwise)
+_CONSTANTS = {
+    "quantity": (lambda t: bool(_QUANTITY_TEXT.match(t)), "a quantity (e.g. 80Gi, 500M, 1.5)", _ALLOCATION),
+    "semver": (lambda t: bool(_SEMVER.match(t)), "a semantic version (e.g. 1.2.3)", _ALLOCATION),
+    "ip": (_is_ip, "an IP address (e.g. 10.0.0.1, fd00::1)", _ALLOCATION),
+    "cidr": (_is_cidr, "a CIDR (e.g. 10.0.0.0/8)", _ALLOCATION),
+    "duration": (lambda t: bool(_DURATION.match(t)), "a duration (e.g. 90s, 1h30m)", ""),
+    "timestamp": (_is_timestamp, "an RFC 3339 timestamp (e.g. 2025-01-31T00:00:00Z)", ""),
+}
+
+
 def _constant_problems(expression: str) -> list[Problem]:
     found = []
     for match in _CONSTANT_CALL.finditer(expression):
-        function = match[1]
-        literal = match[2] if match[2] is not None else match[3]
-        if "\\" in literal:
-            continue  # an escape: left to the API server
-        if function == "quantity" and not _QUANTITY_TEXT.match(literal):
-            found.append(
-                Problem(
-                    match.start(),
-                    f"quantity({json.dumps(literal)}) is not a quantity (e.g. 80Gi, 500M, 1.5): the API server "
-                    "accepts it, and the claim fails when the scheduler evaluates it",
-                )
-            )
-        elif function == "semver" and not _SEMVER.match(literal):
-            found.append(
-                Problem(
-                    match.start(),
-                    f"semver({json.dumps(literal)}) is not a semantic version (e.g. 1.2.3): the API server "
-                    "accepts it, and the claim fails when the scheduler evaluates it",
-                )
-            )
+        function, text = match[1], _literal(match, 2)
+        holds, kind, otherwise = _CONSTANTS[function]
+        if text is not None and not holds(text):
+            found.append(Problem(match.start(), f"{function}({json.dumps(text)}) is not {kind}" + (f": {otherwise}" if otherwise else "")))
+    for match in _PATTERN_CALL.finditer(expression):
+        text = _literal(match, 3)
+        if text is None or any(token in text for token in _RE2_ONLY):
+            continue
+        try:
+            re.compile(text)
+        except re.error as exc:
+            at = match.start(3) if match[3] is not None else match.start(4)
+            found.append(Problem(at - 1, f"{json.dumps(text)} is not a regular expression: {exc.msg}"))
     return found
