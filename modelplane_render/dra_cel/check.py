@@ -14,6 +14,7 @@ import difflib
 import ipaddress
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -218,7 +219,7 @@ def _is_timestamp(text: str) -> bool:
 
 _ALLOCATION = "the API server accepts it, and the claim fails when the scheduler evaluates it"
 # function: (does the text do, what it should be, what happens otherwise)
-_CONSTANTS = {
+_CONSTANTS: dict[str, tuple[Callable[[str], bool], str, str]] = {
     "quantity": (lambda t: bool(_QUANTITY_TEXT.match(t)), "a quantity (e.g. 80Gi, 500M, 1.5)", _ALLOCATION),
     "semver": (lambda t: bool(_SEMVER.match(t)), "a semantic version (e.g. 1.2.3)", _ALLOCATION),
     "ip": (_is_ip, "an IP address (e.g. 10.0.0.1, fd00::1)", _ALLOCATION),
