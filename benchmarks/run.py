@@ -15,7 +15,12 @@ every command alike. What is compared with what:
   each (what merely reading and re-emitting the same output costs with the tool every user
   already runs);
 - the kustomize KRM path end to end: `kustomize build --enable-alpha-plugins --enable-exec` of
-  each example overlay in kustomize/overlays.
+  each example overlay in kustomize/overlays;
+- DRA selectors: `render` of the one replica (it has selectors) with its CEL verdicts forgotten
+  before every run (`selectors-cold/1`: the first compile, the CEL library loaded), beside
+  `render/1`, whose verdicts are known (the library not even imported);
+- with `--baseline REV`, `render/1` of that git revision (a worktree of it, the same interpreter):
+  the cost of a change, measured in the same turns as the figures it is compared with.
 
 It prints ratios (render / floor, render / kustomize, cached / floor, the growth from N to 10 N),
 checks them against the targets of issue 8, and writes everything as JSON to
@@ -148,6 +153,7 @@ class Case:
     rss: list[int] = field(default_factory=list)  # KiB
     cpu: list[float] = field(default_factory=list)  # user + system seconds
     slow: bool = False  # a warm-up over 5 s: at most 3 timed runs
+    forget: Optional[Path] = None  # a directory removed before every run (a cache this case measures without)
 
     def run(self, scratch: Path) -> tuple[float, int, float]:
         """One whole-process run: wall seconds, the command's own peak RSS (KiB) and its CPU seconds.
@@ -159,6 +165,8 @@ class Case:
         from wait4) includes GNU time's own, well under a millisecond.
         """
         argv = [TIME, "-f", "%M", "-o", str(scratch / "rss"), *self.argv] if TIME else self.argv
+        if self.forget:
+            shutil.rmtree(self.forget, ignore_errors=True)
         with open(scratch / "stdout", "wb") as out, open(scratch / "stderr", "wb") as err:
             start = time.perf_counter()
             process = subprocess.Popen(argv, stdout=out, stderr=err, stdin=subprocess.DEVNULL, env=self.env, cwd=self.cwd)
@@ -206,10 +214,17 @@ def find_kustomize(given: Optional[str]) -> Optional[Path]:
     return Path(on_path) if on_path else None
 
 
-def render_argv(sources: Path) -> list[str]:
+def render_argv(sources: Path, plugin: Path = PLUGIN) -> list[str]:
     # No options: every fixture's replica names its namespace, and `render PATH` is the command
     # line a cache hit answers before parsing it (as it answers Argo CD's `argocd generate`).
-    return [sys.executable, str(PLUGIN), "render", str(sources)]
+    return [sys.executable, str(plugin), "render", str(sources)]
+
+
+def baseline_tree(revision: str, tmp: Path) -> Path:
+    """A detached worktree of `revision` under tmp (removed with it, and pruned from git's list)."""
+    tree = tmp / "baseline"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "--quiet", str(tree), revision], check=True)
+    return tree
 
 
 def machine(kustomize: Optional[Path]) -> dict[str, Any]:
@@ -258,6 +273,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     parser.add_argument("--json", help="where to write the results (default benchmarks/results/<UTC time>.json)")
     parser.add_argument("--compare", help="an earlier results JSON: print how each median moved")
     parser.add_argument("--gate", type=float, help="exit 1 when render of 100 replicas / kustomize build of its output exceeds this")
+    parser.add_argument(
+        "--baseline", metavar="REV", help="also time render of 1 replica at this git revision (e.g. HEAD~3), in the same turns"
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (sources, outputs) and print its path")
     args = parser.parse_args(argv)
 
@@ -276,6 +294,8 @@ def main(argv: Optional[list[str]] = None) -> int:
             print(f"kept {tmp}")
         else:
             shutil.rmtree(tmp, ignore_errors=True)
+            if args.baseline:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "prune"], check=False)
 
 
 def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Optional[Path], tmp: Path) -> int:
@@ -297,6 +317,11 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
         stream = (scratch / "stdout").read_text(encoding="utf-8")
         objects[n] = write_kustomization(tmp / f"output-{n}", stream)
         cases += [render, Case(f"cached/{n}", render_argv(sources), cached_env, tmp)]
+        if n == 1:
+            verdicts = Path(env["XDG_CACHE_HOME"]) / "modelplane-render" / "cel-verdicts"
+            cases.append(Case("selectors-cold/1", render_argv(sources), env, tmp, forget=verdicts))
+            if args.baseline:
+                cases.append(Case("baseline/1", render_argv(sources, baseline_tree(args.baseline, tmp) / "plugin.py"), env, tmp))
         if kustomize and n <= args.kustomize_max:
             cases.append(Case(f"kustomize/{n}", [str(kustomize), "build", str(tmp / f"output-{n}")], env, tmp))
         print(f"  generated {n} replicas ({objects[n]} objects, first render {elapsed * 1000:.0f} ms)", file=sys.stderr)
@@ -419,6 +444,17 @@ def summarise(
         if "render_vs_kustomize" in by_n[1]:
             ratios["render_1_vs_kustomize"] = by_n[1]["render_vs_kustomize"]
             ratios["render_1_vs_kustomize_cpu"] = by_n[1]["render_vs_kustomize_cpu"]
+    selectors = {}
+    if "selectors-cold/1" in cases:
+        render_1, cold = cases["render/1"], cases["selectors-cold/1"]
+        selectors = {
+            "render_1_ms": render_1.median * 1000,
+            "verdicts_cold_1_ms": cold.median * 1000,
+            "first_compile_ms": (cold.median - render_1.median) * 1000,
+        }
+        if "baseline/1" in cases:
+            baseline = cases["baseline/1"]
+            selectors |= {"baseline_1_ms": baseline.median * 1000, "render_1_minus_baseline_ms": (render_1.median - baseline.median) * 1000}
     if 100 in by_n and "render_vs_kustomize" in by_n[100]:
         ratios["render_100_vs_kustomize"] = by_n[100]["render_vs_kustomize"]
         ratios["render_100_vs_kustomize_cpu"] = by_n[100]["render_vs_kustomize_cpu"]
@@ -435,6 +471,7 @@ def summarise(
         "floor_cpu_ms": floor_cpu * 1000,
         "sizes": rows,
         "krm": krm,
+        "selectors": selectors,
         "ratios": ratios,
         "targets": [
             {
@@ -475,6 +512,16 @@ def print_table(result: dict[str, Any]) -> None:
         )
     if not result["krm"]:
         print("\nKRM end to end: not measured")
+    sel = result.get("selectors") or {}
+    if sel:
+        print(
+            f"\nDRA selectors, render of 1 replica: verdicts known {sel['render_1_ms']:.1f} ms, verdicts forgotten "
+            f"{sel['verdicts_cold_1_ms']:.1f} ms (first compile: {sel['first_compile_ms']:+.1f} ms)"
+        )
+        if "baseline_1_ms" in sel:
+            print(
+                f"  baseline revision: {sel['baseline_1_ms']:.1f} ms; this tree minus baseline: {sel['render_1_minus_baseline_ms']:+.1f} ms"
+            )
     print(
         f"\nThe same in CPU time (user + system), which other work on the machine moves far less than wall time; "
         f"floor {result['floor_cpu_ms']:.1f} ms:"
