@@ -10,23 +10,30 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from .. import crd
 from ..errors import FieldPath, Finding
 from ..sources import Document
 
-# The CRD's maxLength of a selector: a longer one is reported by the structural check.
-_MAX_CHARACTERS = 10240
+
+def _max_characters() -> int:
+    """The CRD's maxLength of a selector: a longer one is the structural check's to report."""
+    schema = crd.openapi_schema()["properties"]["spec"]["properties"]["engines"]["items"]["properties"]["members"]["items"]
+    request = schema["properties"]["deviceRequests"]["items"]
+    limit: int = request["properties"]["selectors"]["items"]["properties"]["cel"]["maxLength"]
+    return limit
 
 
 def selector_expressions(data: Any) -> Iterator[tuple[FieldPath, str]]:
     """(path, expression) of every selector that is a non-empty string, however wrong the rest is."""
     spec = data.get("spec") if isinstance(data, dict) else None
     engines = spec.get("engines") if isinstance(spec, dict) else None
+    longest = _max_characters()
     for e, engine in _items(engines):
         for m, member in _items(engine.get("members")):
             for r, request in _items(member.get("deviceRequests")):
                 for s, selector in _items(request.get("selectors")):
                     expression = selector.get("cel")
-                    if isinstance(expression, str) and 0 < len(expression) <= _MAX_CHARACTERS:
+                    if isinstance(expression, str) and 0 < len(expression) <= longest:
                         path = ("spec", "engines", e, "members", m, "deviceRequests", r, "selectors", s, "cel")
                         yield path, expression
 
