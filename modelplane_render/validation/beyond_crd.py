@@ -15,6 +15,7 @@ from .. import constants as c
 from .. import names
 from ..errors import FieldPath, Finding, MapKey
 from ..facts.engines import chosen_port, engine_container, engine_of, engine_port_spec, member_is_serving
+from ..facts.flags import has_flag
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..model import Container, Engine, EngineMember, ModelReplica
 from ..sources import Document
@@ -216,7 +217,7 @@ def _check_picker(replica: ModelReplica, document: Document) -> Iterator[Finding
     cpath: FieldPath = ("spec", "serving", "endpointPicker", "template", "spec", "containers", 0)
     for n, arg in enumerate(container.args or []):
         for flag, follows in PICKER_FLAGS.items():
-            if arg == flag or arg.startswith(flag + "="):
+            if has_flag([arg], flag):
                 yield document.error(cpath + ("args", n), f"{flag} is set by modelplane-render ({follows}); remove it")
     for n, env in enumerate(container.env or []):
         if env.name in PICKER_ENV:
