@@ -275,3 +275,15 @@ def test_every_valid_fixtures_selectors_compile():  # type: ignore[no-untyped-de
             seen += 1
             assert problems(expression) == [], expression
     assert seen >= 10
+
+
+def test_past_its_bound_the_verdict_cache_forgets_the_oldest(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(verdicts, "MAX_VERDICTS", 3)
+    directory = tmp_path / "modelplane-render" / "cel-verdicts"
+    for n in range(5):
+        verdicts.judged(f'device.driver == "d{n}"')
+        newest = max(directory.iterdir(), key=lambda p: p.stat().st_mtime_ns)
+        os.utime(newest, ns=(n * 10**9, n * 10**9))  # a clear age order, whatever the clock's grain
+    kept = {json.loads(p.read_text())["key"] for p in directory.iterdir()}
+    assert kept == {verdicts._key(f'device.driver == "d{n}"') for n in (2, 3, 4)}

@@ -24,6 +24,9 @@ except ImportError:  # pragma: no cover - another Python
     from hashlib import blake2b
 
 MAGIC = "modelplane-render-cel-verdict/1"
+# Verdicts kept at most: one small file per distinct expression text ever judged, so a repository
+# whose selectors keep changing would otherwise grow the directory without end.
+MAX_VERDICTS = 10_000
 _fingerprint: Optional[str] = None
 
 
@@ -100,5 +103,24 @@ def _store(directory: str, key: str, verdict: list[tuple[int, str]]) -> None:
     except OSError:
         try:
             os.unlink(temp)
+        except OSError:
+            pass
+        return
+    _evict(directory)
+
+
+def _evict(directory: str) -> None:
+    """Past MAX_VERDICTS, the oldest verdicts go (a verdict is judged again when next needed)."""
+    try:
+        with os.scandir(directory) as listing:
+            entries = [(item.stat().st_mtime_ns, item.path) for item in listing if item.name.endswith((".json", ".partial"))]
+    except OSError:
+        return
+    if len(entries) <= MAX_VERDICTS:
+        return
+    entries.sort()
+    for _, path in entries[: len(entries) - MAX_VERDICTS]:
+        try:
+            os.unlink(path)
         except OSError:
             pass
