@@ -43,6 +43,7 @@ GPU = 'device.capacity["gpu.nvidia.com"].memory'
         ),
         (f"{GPU}.compareTo(80) >= 0", "(80)", "no overload of 'compareTo' takes (kubernetes.Quantity, int)"),
         ('device.driver == 1 + "a"', "+", "no overload of '+' takes (int, string)"),
+        ("device.attributes[1] == 1", "[1]", "no overload of '[]' takes (map(string, map(string, dyn)), int)"),
         ("device.driver", "device", "must evaluate to a bool, not string"),
         (
             f'{GPU}.compareTo(quantity("80GB")) >= 0',

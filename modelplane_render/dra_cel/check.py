@@ -2,9 +2,10 @@
 
 `problems(expression)` compiles and type-checks the expression in `environment`'s declared copy of
 the API server's environment, and turns cel-expr-python's messages into ours (each at a character
-offset of the expression). Beyond the API server it checks the string constants given to
-`quantity()` and `semver()`: the API server compiles `quantity("80GB")` and fails only when the
-scheduler evaluates it, at allocation, with every pod of the claim Pending.
+offset of the expression). String constants are read as the API server's literal validators read
+them (`duration()`, `timestamp()`, a regex function's pattern), and, beyond the API server, those
+given to `quantity()`, `semver()`, `ip()` and `cidr()`: it compiles `quantity("80GB")`, which fails
+only when the scheduler evaluates it, at allocation, with every pod of the claim Pending.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ _ORDERING = {"_<_": "<", "_<=_": "<=", "_>_": ">", "_>=_": ">="}
 _STRING = r"""(?:"((?:[^"\\\n]|\\.)*)"|'((?:[^'\\\n]|\\.)*)')"""
 _CONSTANT_CALL = re.compile(rf"(?<![\w.])(quantity|semver|duration|timestamp|ip|cidr)\(\s*{_STRING}\s*\)")
 _PATTERN_CALL = re.compile(rf"(?:\.(matches|find|findAll)\(\s*|(?<![\w.])(matches)\([^,()]*,\s*){_STRING}\s*[,)]")
+# A CEL string literal's one-character escapes (an octal, hex or unicode one leaves the literal unread).
 _CEL_ESCAPES = {
     "\\": "\\",
     '"': '"',
@@ -126,14 +128,14 @@ def _our_message(message: str) -> str:
     overload = _NO_OVERLOAD.fullmatch(message)
     if overload:
         function, types = overload[1], overload[2]
-        shown = ", ".join(_type_name(t.strip()) for t in types.split(", ")) if types else ""
+        shown = _type_name(types)
         operator = _ORDERING.get(function)
         if operator and _QUANTITY in types:
             return (
                 f"a quantity is not compared with {operator}: use compareTo() "
                 f'(e.g. q.compareTo(quantity("80Gi")) {operator} 0), isGreaterThan() or isLessThan()'
             )
-        name = function.strip("_") if function.startswith("_") else function
+        name = function.strip("_").replace("[_]", "[]") if function.startswith("_") else function
         return f"no overload of {name!r} takes ({shown})"
     if message.startswith("Syntax error: "):
         return "syntax error: " + message.removeprefix("Syntax error: ")
