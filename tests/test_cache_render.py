@@ -15,6 +15,7 @@ import pytest
 
 from conftest import ROOT, VALID, run_cli
 from modelplane_render.cache import render as cache
+from modelplane_render.cache.directory import TEMP_SUFFIX
 from modelplane_render.options import Options
 
 SINGLE = ROOT / "fixtures" / "valid" / "single-gpu-standalone"
@@ -239,10 +240,10 @@ def test_writes_are_atomic_and_leave_no_temporary_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["a" * 64 + cache.SUFFIX]
     assert cache.lookup(str(tmp_path), "a" * 64) == "text\n"
     assert cache.lookup(str(tmp_path), "b" * 64) is None
-    stale = tmp_path / f"{'c' * 64}{cache.SUFFIX}.123.abcd{cache.TEMP_SUFFIX}"
+    stale = tmp_path / f"{'c' * 64}{cache.SUFFIX}.123.abcd{TEMP_SUFFIX}"
     stale.write_text("half")
     os.utime(stale, (0, 0))  # left by a process that died long ago
-    fresh = tmp_path / f"{'d' * 64}{cache.SUFFIX}.456.abcd{cache.TEMP_SUFFIX}"
+    fresh = tmp_path / f"{'d' * 64}{cache.SUFFIX}.456.abcd{TEMP_SUFFIX}"
     fresh.write_text("half")  # a concurrent writer's
     cache.store(str(tmp_path), "e" * 64, "more\n")
     assert not stale.exists() and fresh.exists()
@@ -287,7 +288,7 @@ def test_concurrent_renders_agree(tmp_path: Path) -> None:
     ]
     outputs = {p.communicate(timeout=120)[0] for p in processes}
     assert len(outputs) == 1 and outputs.pop() == _render(*paths, cache_dir=None).stdout
-    assert len(_entries(tmp_path / "c")) == 1 and not list((tmp_path / "c").glob(f"*{cache.TEMP_SUFFIX}"))
+    assert len(_entries(tmp_path / "c")) == 1 and not list((tmp_path / "c").glob(f"*{TEMP_SUFFIX}"))
 
 
 # --- a hit is light ------------------------------------------------------------------------------

@@ -33,13 +33,12 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from importlib.machinery import PathFinder
 
 from .. import __version__
 from ..errors import InputError
 from ..walk import find_files, read_file
-from .directory import ENV_CACHE_DIR, usable_directory
+from .directory import ENV_CACHE_DIR, evict, usable_directory, write_whole
 
 try:  # CPython's own BLAKE2: a hit does not pay for loading OpenSSL (hashlib's first import, ~5 ms)
     from _blake2 import blake2b
@@ -59,8 +58,6 @@ MAX_BYTES = 256 * 1024 * 1024
 MAX_ENTRY_BYTES = MAX_BYTES // 8  # a bigger output is rendered each time rather than pushing out 8 others
 MAX_INPUT_BYTES = 64 * 1024 * 1024  # what hashing reads before giving up (the render refuses more anyway)
 SUFFIX = ".render"
-TEMP_SUFFIX = ".partial"
-STALE_TEMP_SECONDS = 3600
 MAGIC = "modelplane-render-cache/1"
 # Distributions whose version can change the output: the YAML reader and writer, the template engine.
 DEPENDENCIES = ("yaml", "jinja2")
@@ -288,52 +285,9 @@ def store(directory: str, key: str, text: str) -> None:
     if len(body) > MAX_ENTRY_BYTES:
         return
     path = _entry_path(directory, key)
-    temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}{TEMP_SUFFIX}"
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
-        if not usable_directory(directory):
-            return
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(_header(key, body))
-            handle.write(body)
-        os.replace(temp, path)
-    except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        return
-    evict(directory, keep=path)
-
-
-def evict(directory: str, keep: str = "") -> None:
-    """Remove the least recently used entries beyond MAX_ENTRIES or MAX_BYTES, and abandoned temporary files."""
-    entries: list[tuple[int, int, str]] = []
-    now = time.time()
-    try:
-        with os.scandir(directory) as listing:
-            for item in listing:
-                try:
-                    if item.name.endswith(TEMP_SUFFIX):
-                        if now - item.stat().st_mtime > STALE_TEMP_SECONDS:
-                            os.unlink(item.path)
-                    elif item.name.endswith(SUFFIX) and item.is_file(follow_symlinks=False):
-                        st = item.stat()
-                        entries.append((st.st_mtime_ns, st.st_size, item.path))
-                except OSError:
-                    continue
     except OSError:
         return
-    entries.sort()
-    count, size = len(entries), sum(e[1] for e in entries)
-    for _, entry_size, path in entries:
-        if count <= MAX_ENTRIES and size <= MAX_BYTES:
-            break
-        if path == keep:
-            continue
-        try:
-            os.unlink(path)
-        except OSError:
-            continue
-        count, size = count - 1, size - entry_size
+    if usable_directory(directory) and write_whole(path, _header(key, body) + body):
+        evict(directory, SUFFIX, max_entries=MAX_ENTRIES, max_bytes=MAX_BYTES, keep=path)

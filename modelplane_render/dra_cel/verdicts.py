@@ -16,6 +16,7 @@ from importlib.machinery import PathFinder
 from typing import Optional
 
 from ..cache.compiled import compiled_dir
+from ..cache.directory import evict, write_whole
 from . import environment
 
 try:  # as in cache.render: no OpenSSL load for a digest
@@ -27,6 +28,7 @@ MAGIC = "modelplane-render-cel-verdict/1"
 # Verdicts kept at most: one small file per distinct expression text ever judged, so a repository
 # whose selectors keep changing would otherwise grow the directory without end.
 MAX_VERDICTS = 10_000
+SUFFIX = ".json"
 _fingerprint: Optional[str] = None
 
 
@@ -80,7 +82,7 @@ def _key(expression: str) -> str:
 
 def _lookup(directory: str, key: str) -> Optional[list[tuple[int, str]]]:
     try:
-        with open(os.path.join(directory, key + ".json"), encoding="utf-8") as handle:
+        with open(os.path.join(directory, key + SUFFIX), encoding="utf-8") as handle:
             stored = json.load(handle)
     except (OSError, ValueError):
         return None
@@ -93,34 +95,6 @@ def _lookup(directory: str, key: str) -> Optional[list[tuple[int, str]]]:
 
 
 def _store(directory: str, key: str, verdict: list[tuple[int, str]]) -> None:
-    path = os.path.join(directory, key + ".json")
-    temp = f"{path}.{os.getpid()}.{os.urandom(4).hex()}.partial"
-    try:
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump({"key": key, "problems": verdict}, handle)
-        os.replace(temp, path)
-    except OSError:
-        try:
-            os.unlink(temp)
-        except OSError:
-            pass
-        return
-    _evict(directory)
-
-
-def _evict(directory: str) -> None:
-    """Past MAX_VERDICTS, the oldest verdicts go (a verdict is judged again when next needed)."""
-    try:
-        with os.scandir(directory) as listing:
-            entries = [(item.stat().st_mtime_ns, item.path) for item in listing if item.name.endswith((".json", ".partial"))]
-    except OSError:
-        return
-    if len(entries) <= MAX_VERDICTS:
-        return
-    entries.sort()
-    for _, path in entries[: len(entries) - MAX_VERDICTS]:
-        try:
-            os.unlink(path)
-        except OSError:
-            pass
+    data = json.dumps({"key": key, "problems": verdict}).encode("utf-8")
+    if write_whole(os.path.join(directory, key + SUFFIX), data):
+        evict(directory, SUFFIX, max_entries=MAX_VERDICTS)
