@@ -49,5 +49,6 @@ DEFERRED = {
         "modelplane_render.dra_cel.environment",
         "cel_expr_python",
     ): "the CEL library loads only to compile an expression no earlier run judged",
+    ("modelplane_render.dra_cel.check", "difflib"): "only an undeclared name in a selector is matched to a suggestion (3 ms)",
     ("modelplane_render.validation.structural", "difflib"): "only a misspelt field name or enum value is matched to a suggestion (3 ms)",
 }

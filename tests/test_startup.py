@@ -75,10 +75,13 @@ def test_a_cold_render_of_valid_input_imports_none_of_what_waits(tmp_path: Path)
     probe = "import json, sys; from modelplane_render.main import main; code = main(sys.argv[2:]); json.dump([code, sorted(sys.modules)], open(sys.argv[1], 'w'))"
     report = tmp_path / "modules.json"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("ARGOCD_", "MODELPLANE_"))}
+    # A cache home of its own: the fixture's selectors are compiled, whatever ran before.
+    env["XDG_CACHE_HOME"] = str(tmp_path / "cache")
     done = subprocess.run([sys.executable, "-c", probe, str(report), "render", str(VALID[0])], env=env, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr
 
     code, modules = json.loads(report.read_text())
     assert code == 0 and "modelplane_render.pipeline" in modules
+    assert "cel_expr_python" in modules  # the selectors were compiled, not read from a verdict
     waiting = [m for m in modules if any(m == never or m.startswith(never + ".") for never in startup.COLD_NEVER)]
     assert waiting == []

@@ -11,7 +11,6 @@ only when the scheduler evaluates it, at allocation, with every pod of the claim
 from __future__ import annotations
 
 import datetime
-import difflib
 import ipaddress
 import json
 import re
@@ -143,6 +142,8 @@ def _our_message(message: str) -> str:
 
 
 def _undeclared(name: str) -> str:
+    import difflib
+
     head, _, rest = name.partition(".")
     if head == DEVICE and rest:
         field = rest.split(".")[0]
