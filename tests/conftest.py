@@ -114,12 +114,9 @@ def rbac_api():  # type: ignore[no-untyped-def]
     import yaml
     from test_apiserver import PICKER_CRDS, UPSTREAM_CRDS
 
-    from apiserver import running_apiserver
-    from peer import require_peer
+    from peer import real_apiserver
 
-    require_peer("kube-apiserver")
-    require_peer("etcd")
-    with running_apiserver(authorization_mode="RBAC") as server:
+    with real_apiserver(authorization_mode="RBAC") as server:
         for name in UPSTREAM_CRDS + PICKER_CRDS:
             server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
         yield server

@@ -44,12 +44,9 @@ NOT_SERVED = {"HTTPRoute"}
 
 @pytest.fixture(scope="module")
 def api() -> Iterator[Any]:
-    from apiserver import running_apiserver
-    from peer import require_peer
+    from peer import real_apiserver
 
-    require_peer("kube-apiserver")
-    require_peer("etcd")
-    with running_apiserver() as server:
+    with real_apiserver() as server:
         server.wait_for_api("resource.k8s.io/v1", "ResourceClaimTemplate")
         for name in UPSTREAM_CRDS + PICKER_CRDS:
             server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from apiserver import find_peer
+from apiserver import ApiServer, find_peer, running_apiserver
 
 BUILD_HINT = {
     "kube-apiserver": "bash tests/peers/build-kube-apiserver.sh",
@@ -28,3 +31,12 @@ def require_peer(name: str) -> Path:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
     pytest.skip(reason)
+
+
+@contextlib.contextmanager
+def real_apiserver(**options: Any) -> Iterator[ApiServer]:
+    """A running etcd and kube-apiserver (running_apiserver's options); a skip, or under CI a failure, when either isn't built."""
+    require_peer("kube-apiserver")
+    require_peer("etcd")
+    with running_apiserver(**options) as server:
+        yield server
