@@ -242,17 +242,21 @@ def test_a_replica_without_selectors_loads_no_cel_and_reads_no_verdict(tmp_path)
 
 def test_a_corrupt_or_foreign_verdict_is_a_miss(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(verdicts, "_this_run", {})
     expression = 'device.drivr == "x"'
     assert verdicts.judged(expression) == [(7, "device has no field 'drivr': did you mean 'driver'?")]
     (entry,) = (tmp_path / "modelplane-render" / "cel-verdicts").iterdir()
     for planted in ["{not json", json.dumps({"key": "another", "problems": []}), json.dumps({"key": entry.stem, "problems": [["x", 1]]})]:
         entry.write_text(planted)
+        monkeypatch.setattr(verdicts, "_this_run", {})  # as a new process would
         assert verdicts.judged(expression) == [(7, "device has no field 'drivr': did you mean 'driver'?")]
 
 
 def test_a_new_environment_version_judges_every_expression_anew(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(verdicts, "_this_run", {})
     verdicts.judged('device.driver == "x"')
+    monkeypatch.setattr(verdicts, "_this_run", {})
     monkeypatch.setattr(verdicts, "_fingerprint", None)
     monkeypatch.setattr(verdicts.environment, "VERSION", verdicts.environment.VERSION + "-next")
     verdicts.judged('device.driver == "x"')
@@ -281,6 +285,7 @@ def test_every_valid_fixtures_selectors_compile():  # type: ignore[no-untyped-de
 def test_past_its_bound_the_verdict_cache_forgets_the_oldest(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     monkeypatch.setattr(verdicts, "MAX_VERDICTS", 3)
+    monkeypatch.setattr(verdicts, "_this_run", {})
     directory = tmp_path / "modelplane-render" / "cel-verdicts"
     for n in range(5):
         verdicts.judged(f'device.driver == "d{n}"')
@@ -288,3 +293,13 @@ def test_past_its_bound_the_verdict_cache_forgets_the_oldest(tmp_path, monkeypat
         os.utime(newest, ns=(n * 10**9, n * 10**9))  # a clear age order, whatever the clock's grain
     kept = {json.loads(p.read_text())["key"] for p in directory.iterdir()}
     assert kept == {verdicts._key(f'device.driver == "d{n}"') for n in (2, 3, 4)}
+
+
+def test_a_run_reads_each_expressions_verdict_once_however_many_replicas_share_it(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(verdicts, "_this_run", {})
+    reads = []
+    monkeypatch.setattr(verdicts, "_lookup", lambda directory, key: reads.append(key))
+    for _ in range(3):
+        verdicts.judged('device.driver == "x"')
+    assert len(reads) == 1

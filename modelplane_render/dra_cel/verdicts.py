@@ -30,10 +30,19 @@ MAGIC = "modelplane-render-cel-verdict/1"
 MAX_VERDICTS = 10_000
 SUFFIX = ".json"
 _fingerprint: Optional[str] = None
+# This run's verdicts: many replicas of a repository share their selectors, each read from disk once.
+_this_run: dict[str, list[tuple[int, str]]] = {}
 
 
 def judged(expression: str) -> list[tuple[int, str]]:
     """The problems of the expression, as (offset, message): from the cache, or compiled and stored."""
+    verdict = _this_run.get(expression)
+    if verdict is None:
+        verdict = _this_run[expression] = _judged_once(expression)
+    return verdict
+
+
+def _judged_once(expression: str) -> list[tuple[int, str]]:
     directory = compiled_dir("cel-verdicts")
     key = _key(expression) if directory else ""
     if directory:
