@@ -28,7 +28,7 @@ import copy
 import io
 import os
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Optional
 
 import yaml
@@ -481,7 +481,7 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
     for i, data in enumerate(request.data):
         place = locate(data, files)
         if place.document is not None:
-            document = Document(place.document.file, place.document.index, data, place.document.positions, place.document.text)
+            document = replace(place.document, data=data)
             in_files.setdefault(document.file, []).append(document)
         else:
             document = Document(place.label, i, data, Positions())
@@ -489,7 +489,7 @@ def render(request: Request, config: FunctionConfig) -> list[Any]:
         role, _ = classify(document)
         if role == "replica":
             replicas.append(i)
-            document = Document(document.file, document.index, strip_orchestration(data), document.positions, document.text)
+            document = replace(document, data=strip_orchestration(data))
         elif role == "passthrough":
             kept.add(id(data))
         documents.append(document)
