@@ -149,19 +149,9 @@ def _plain_command_line(arguments: list[str]) -> Any:
     from types import SimpleNamespace
 
     if arguments[:1] in (["render"], ["validate"]) and not any(a.startswith("-") for a in arguments[1:]):
-        parsed = SimpleNamespace(
-            command=arguments[0],
-            paths=arguments[1:] or ["."],
-            namespace=None,
-            gateway=None,
-            cluster=None,
-            picker_plaintext=False,
-            node_pool_label=None,
-            toleration=None,
-        )
-        if arguments[0] == "render":
-            parsed.allow_empty = False
-        return parsed
+        from .commands.arguments import unset
+
+        return SimpleNamespace(command=arguments[0], paths=arguments[1:] or ["."], **unset(arguments[0]))
     if arguments == ["argocd", "generate"]:
         return SimpleNamespace(command="argocd", argocd_command="generate")
     return None

@@ -1,7 +1,25 @@
-"""What a front end adds to the sources (the default namespace, a Gateway, the cluster to render for), and how each is read from text."""
+"""Every setting a front end takes, declared once (SETTINGS); the Options a render runs with; how each is read from text.
+
+A setting reaches us through a command-line flag, an Argo CD plugin parameter (or the
+Application's env `MODELPLANE_<NAME>`), or a field of the KRM function's RenderConfig spec. Its
+row in SETTINGS says under which name each front end takes it, its kind, its parser, its
+default and its help. argparse (commands.arguments), the command line read without argparse
+(main), diff's options after a revision, Argo CD's parameters (and argocd/plugin.yaml, which a
+test holds equal), the RenderConfig reader and its JSON Schema (`schema --render-config`), and
+the render cache's key are all built from it: adding a setting is a row here, the code that
+uses it, and the docs.
+
+How a value travels, by kind:
+- TEXT: a flag's argument; a parameter's `string`; a RenderConfig string. Empty text: the default.
+- SWITCH: a flag without argument; a parameter's `string`, "true" or "false"; a RenderConfig boolean.
+- LIST: a flag given once per entry; a parameter's `array`, or its `string` with the entries
+  comma-separated (an Argo CD parameter is a string, an array or a map, and Application env is
+  a string); a RenderConfig list of strings, in which an empty list means no entry at all.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
@@ -20,6 +38,8 @@ NO_TOLERATIONS = "none"
 
 @dataclass(frozen=True)
 class Options:
+    """What a render runs with besides its sources: one field per render setting of SETTINGS (a test holds them equal)."""
+
     namespace: Optional[str] = None
     gateway: Optional[tuple[str, str]] = None  # (namespace, name) of a Gateway for an HTTPRoute
     # Render only the replicas pinned to this InferenceCluster (spec.clusterName); the others are
@@ -39,6 +59,9 @@ class Options:
     def renders(self, cluster_name: object) -> bool:
         """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""
         return self.cluster is None or cluster_name == self.cluster
+
+
+# --- parsers: (the value in its kind's form, where it came from) -> the value, or None for the default ---
 
 
 def parse_namespace(value: str | None, source: str = "--namespace") -> str | None:
@@ -77,10 +100,10 @@ def parse_node_pool_label(value: str | None, source: str = "--node-pool-label") 
 
 
 def parse_tolerations(values: list[str] | None, source: str = "--toleration") -> tuple[Toleration, ...] | None:
-    """`KEY[=VALUE][:EFFECT]` each, or the one word `none` (None: the default)."""
-    if not values:
+    """`KEY[=VALUE][:EFFECT]` each, or the one word `none` (None: the default); an empty list: none at all."""
+    if values is None:
         return None
-    if values == [NO_TOLERATIONS]:
+    if values == [NO_TOLERATIONS] or values == []:
         return ()
     if NO_TOLERATIONS in values:
         raise UsageError(f"{source} {NO_TOLERATIONS} stands alone: it means no toleration at all")
@@ -98,14 +121,20 @@ def parse_tolerations(values: list[str] | None, source: str = "--toleration") ->
     return tuple(found)
 
 
-def platform(node_pool_label: str | None, tolerations: tuple[Toleration, ...] | None) -> dict[str, Any]:
-    """The Options fields a front end was given for the nodes (None: not given, so the default stays)."""
-    given: dict[str, Any] = {}
-    if node_pool_label is not None:
-        given["node_pool_label"] = node_pool_label
-    if tolerations is not None:
-        given["tolerations"] = tolerations
-    return given
+def parse_switch(value: bool | str | None, source: str) -> bool | None:
+    """A switch: a flag's or a RenderConfig's boolean as it is; a parameter's text, "true" or "false"."""
+    if value is None or isinstance(value, bool):
+        return value
+    lowered = value.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    raise UsageError(f'{source} {value!r} must be "true" or "false"')
+
+
+def toleration_text(toleration: Toleration) -> str:
+    """A toleration as the command line takes it: `KEY[=VALUE][:EFFECT]`."""
+    key, value, effect = toleration
+    return key + (f"={value}" if value is not None else "") + (f":{effect}" if effect else "")
 
 
 def toleration_object(toleration: Toleration) -> dict[str, str]:
@@ -113,3 +142,203 @@ def toleration_object(toleration: Toleration) -> dict[str, str]:
     key, value, effect = toleration
     found = {"key": key, "operator": "Equal", "value": value} if value is not None else {"key": key, "operator": "Exists"}
     return found | ({"effect": effect} if effect else {})
+
+
+# --- the table ---------------------------------------------------------------------------------
+
+TEXT, SWITCH, LIST = "text", "switch", "list"
+RENDERING = ("render", "validate", "diff")  # the commands that render, and so take the render settings' flags
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting, under the name each front end gives it."""
+
+    name: str  # its Argo CD parameter's name (and `--NAME`, the flag, unless `flag` says otherwise)
+    kind: str  # TEXT, SWITCH or LIST: how its value travels (the module's docstring)
+    help: str  # the command line's help; the RenderConfig schema's description
+    default: Any  # the value when it is not given
+    # (value in its kind's form, where it came from) -> value, or None for the default. None: the front
+    # end that reads this setting checks it itself (a RenderConfig's sources, each at its own place).
+    parse: Optional[Callable[[Any, str], Any]]
+    field: Optional[str] = None  # its Options field: a render setting, in the render cache's key; None: read by a front end itself
+    flag: Optional[str] = ""  # "": --NAME; None: not on the command line
+    short: Optional[str] = None
+    metavar: Optional[str] = None
+    commands: tuple[str, ...] = RENDERING  # the commands whose command line takes the flag
+    diff_help: Optional[str] = None  # diff takes it once per report: repeatable, with this help
+    config_key: Optional[str] = None  # its field in a RenderConfig's spec; None: not there
+    title: Optional[str] = None  # its Argo CD parameter's title; None: not a parameter
+    tooltip: str = ""  # its Argo CD parameter's tooltip
+    entry_text: Callable[[Any], str] = str  # a LIST's default entry as text, for plugin.yaml
+
+    @property
+    def option(self) -> Optional[str]:
+        """The command-line flag, e.g. --node-pool-label (None: not on the command line)."""
+        return None if self.flag is None else (self.flag or f"--{self.name}")
+
+    @property
+    def dest(self) -> str:
+        """Where argparse keeps the flag's value (and the command line read without argparse too)."""
+        return (self.option or self.name).lstrip("-").replace("-", "_")
+
+    @property
+    def app_env(self) -> str:
+        """Its Application env name (`spec.source.plugin.env[].name`), e.g. MODELPLANE_GATEWAY."""
+        return "MODELPLANE_" + self.name.upper().replace("-", "_")
+
+    @property
+    def announced(self) -> str:
+        """The default as argocd/plugin.yaml announces it (Argo CD sends only what an Application sets)."""
+        if self.kind == SWITCH:
+            return "true" if self.default else "false"
+        if self.kind == LIST:
+            return ",".join(self.entry_text(entry) for entry in self.default)
+        return "" if self.default is None else str(self.default)
+
+    @property
+    def in_render_key(self) -> bool:
+        """Whether the render cache keys a `render` by it: every Options field is (cache.render.render_key)."""
+        return self.field is not None
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "namespace",
+        TEXT,
+        "namespace of replicas that set none",
+        None,
+        parse_namespace,
+        field="namespace",
+        short="-n",
+        metavar="NS",
+        config_key="namespace",
+        title="Default namespace",
+        tooltip="Namespace of the replicas that set none. Empty: the Application's destination namespace.",
+    ),
+    Setting(
+        "gateway",
+        TEXT,
+        "render an HTTPRoute per replica, attached to this Gateway",
+        None,
+        parse_gateway,
+        field="gateway",
+        metavar="NAMESPACE/NAME",
+        config_key="gateway",
+        title="Gateway (NAMESPACE/NAME)",
+        tooltip="Also render an HTTPRoute per replica, attached to this Gateway. Empty: no HTTPRoute.",
+    ),
+    Setting(
+        "cluster",
+        TEXT,
+        "render only the replicas whose spec.clusterName is NAME (the others are still validated)",
+        None,
+        parse_cluster,
+        field="cluster",
+        metavar="NAME",
+        diff_help="compare only the replicas pinned to cluster NAME; repeat it for a report per cluster",
+        config_key="cluster",
+        title="InferenceCluster",
+        tooltip="Render only the replicas whose spec.clusterName is this (the others are still validated). Empty: every replica.",
+    ),
+    Setting(
+        "check-cluster-apis",
+        SWITCH,
+        "fail when the destination cluster does not serve an API the rendered objects need",
+        True,
+        parse_switch,
+        flag=None,
+        title="Check the cluster's APIs",
+        tooltip="Fail when the destination cluster does not serve an API the rendered objects need (LeaderWorkerSet, DRA v1, "
+        'InferencePool). Set "false" when this Application\'s sync installs those CRDs itself.',
+    ),
+    Setting(
+        "allow-empty",
+        SWITCH,
+        "succeed with no object rendered from a replica (by default an error: Argo CD prunes whatever an app no longer renders)",
+        False,
+        parse_switch,
+        field="allow_empty",
+        # validate renders nothing to apply, and diff shows an empty side: both allow it always.
+        commands=("render",),
+        config_key="allowEmpty",
+        title="Allow an empty render",
+        tooltip="Succeed when no object is rendered from a replica. By default that is an error, because Argo CD prunes every "
+        'live object an app no longer renders. Set "true" only to empty the app on purpose.',
+    ),
+    Setting(
+        "picker-plaintext",
+        SWITCH,
+        "the endpoint picker serves plaintext gRPC (--secure-serving=false), for a gateway that can't speak TLS to it",
+        False,
+        parse_switch,
+        field="picker_plaintext",
+        config_key="pickerPlaintext",
+        title="Picker without TLS",
+        tooltip='Set "true" when the Gateway connects to the endpoint picker in plaintext gRPC. By default the picker serves '
+        "TLS with a self-signed certificate, which Istio (with a DestinationRule), GKE, kgateway and Envoy Gateway expect.",
+    ),
+    Setting(
+        "node-pool-label",
+        TEXT,
+        f"the node label a member's nodePoolName selects (default: {c.LABEL_POOL}; GKE: cloud.google.com/gke-nodepool)",
+        c.LABEL_POOL,
+        parse_node_pool_label,
+        field="node_pool_label",
+        metavar="KEY",
+        config_key="nodePoolLabel",
+        title="Node-pool label",
+        tooltip="The node label whose value a member's nodePoolName is: the cluster's own (GKE: cloud.google.com/gke-nodepool, "
+        "EKS: eks.amazonaws.com/nodegroup, AKS: kubernetes.azure.com/agentpool).",
+    ),
+    Setting(
+        "tolerations",
+        LIST,
+        "a taint every engine pod tolerates, repeatable, replacing the default "
+        f"({', '.join(toleration_text(t) for t in DEFAULT_TOLERATIONS)}); `none` for no toleration",
+        DEFAULT_TOLERATIONS,
+        parse_tolerations,
+        field="tolerations",
+        flag="--toleration",
+        metavar="KEY[=VALUE][:EFFECT]",
+        config_key="tolerations",
+        title="Engine tolerations",
+        entry_text=toleration_text,
+        tooltip='The taints every engine pod tolerates, comma-separated KEY[=VALUE][:EFFECT] (e.g. amd.com/gpu:NoSchedule), or "none".',
+    ),
+    Setting(
+        "sources",
+        LIST,
+        "files or directories of replicas to render and add (a generator), relative to the kustomization's directory",
+        (),
+        None,
+        flag=None,
+        config_key="sources",
+    ),
+)
+RENDER_SETTINGS = tuple(s for s in SETTINGS if s.field is not None)
+PARAMETERS = tuple(s for s in SETTINGS if s.title is not None)
+CONFIG_SETTINGS = tuple(s for s in SETTINGS if s.config_key is not None)
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+def command_settings(command: str) -> tuple[Setting, ...]:
+    """The settings whose flags `command` takes, in the table's order."""
+    return tuple(s for s in SETTINGS if s.option is not None and command in s.commands)
+
+
+def read(setting: Setting, value: Any, source: str) -> Any:
+    """The setting's value from its kind's form (None: not given, so the default)."""
+    if value is None or setting.parse is None:
+        return None
+    return setting.parse(value, source)
+
+
+def options_with(values: dict[str, Any]) -> Options:
+    """Options from render settings' values by setting name; None: not given, so the field's default stays."""
+    given: dict[str, Any] = {}
+    for name, value in values.items():
+        field = BY_NAME[name].field
+        if value is not None and field is not None:
+            given[field] = value
+    return Options(**given)

@@ -36,6 +36,10 @@ DEFERRED = {
     ("modelplane_render.main", "re"): "only an error line is escaped: a cache hit needs no regular expression",
     ("modelplane_render.main", "traceback"): "only an internal error with MODELPLANE_RENDER_DEBUG=1 prints one",
     ("modelplane_render.main", "types"): "SimpleNamespace, only for the command lines read without argparse",
+    (
+        "modelplane_render.main",
+        "modelplane_render.commands.arguments",
+    ): "the settings' table, only for the command lines read without argparse: a cache hit needs none",
     ("modelplane_render.commands.render", "modelplane_render.pipeline"): "a cache hit found after parsing loads no stage",
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",
     ("modelplane_render.render", "traceback"): "only a failing template is traced to its line",

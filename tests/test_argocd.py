@@ -86,7 +86,7 @@ def test_plugin_yaml_announces_the_parameters_the_code_reads() -> None:
     assert f"{plugin['metadata']['name']}-{plugin['spec']['version']}" == argocd.PLUGIN_FULL_NAME
     announced = plugin["spec"]["parameters"]["static"]
     assert [(p["name"], p["title"], p["tooltip"], p["string"]) for p in announced] == [
-        (p.name, p.title, p.tooltip, p.default) for p in argocd.PARAMETERS
+        (p.name, p.title, p.tooltip, p.announced) for p in argocd.PARAMETERS
     ]
     assert plugin["spec"]["generate"]["command"] == ["modelplane-render", "argocd", "generate"]
     assert "discover" not in plugin["spec"], "opt-in: an Application names the plugin"

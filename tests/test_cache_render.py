@@ -431,7 +431,7 @@ def test_the_render_key_holds_every_option_and_environment_variable_a_render_rea
     environ = RecordingEnv(dict(os.environ) | {cache.ENV_CACHE_DIR: str(tmp_path / "c")})
     monkeypatch.setattr(os, "environ", environ)
     options = RecordingOptions(namespace="ml", gateway=("infra", "gw"))
-    monkeypatch.setattr(render_command, "options_from_args", lambda args: options)
+    monkeypatch.setattr(render_command, "options_from_args", lambda args, command: options)
     args = SimpleNamespace(paths=SEVERAL, namespace="ml", gateway="infra/gw")
     assert render_command.run(args) == 0  # type: ignore[arg-type]
     assert capfd.readouterr().out.startswith("---\n")

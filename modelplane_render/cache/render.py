@@ -67,21 +67,18 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def render_key(options: Options) -> dict[str, str]:
-    """What of a `render` command line, besides its paths, can change its output: every option."""
+    """What of a `render` command line, besides its paths, can change its output: every Options field.
+
+    Options at their defaults (every render setting left out) are keyed as RENDER_WITHOUT_OPTIONS,
+    which `answer` can use before anything is parsed; the defaults themselves are in the tool's
+    files, which the key covers already.
+    """
+    if options == type(options)():
+        return RENDER_WITHOUT_OPTIONS
     return {"front": "render", **{f"option {name}": repr(value) for name, value in sorted(vars(options).items())}}
 
 
-# render_key(Options()): what `render PATH...` without options is keyed by (a test keeps it equal).
-RENDER_WITHOUT_OPTIONS = {
-    "front": "render",
-    "option allow_empty": "False",
-    "option cluster": "None",
-    "option gateway": "None",
-    "option namespace": "None",
-    "option node_pool_label": "'modelplane.ai/pool'",
-    "option picker_plaintext": "False",
-    "option tolerations": "(('nvidia.com/gpu', None, 'NoSchedule'),)",
-}
+RENDER_WITHOUT_OPTIONS = {"front": "render", "options": "the defaults"}
 
 # What `argocd generate` reads from its environment, besides the app's files: the plugin
 # parameters, the destination namespace, the app's path, the cluster's APIs, and the

@@ -1,78 +1,35 @@
-"""The options every rendering command shares, as argparse arguments, and how they become Options."""
+"""The render settings' flags (options.SETTINGS) as argparse arguments, and how the parsed flags become Options."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ..options import (
-    DEFAULT_TOLERATIONS,
-    Options,
-    parse_cluster,
-    parse_gateway,
-    parse_namespace,
-    parse_node_pool_label,
-    parse_tolerations,
-    platform,
-)
+from ..options import LIST, SWITCH, Options, command_settings, options_with, read
 
 TYPE_CHECKING = False  # argparse only for annotations: `render`, `validate` and `argocd generate` never build a parser
 if TYPE_CHECKING:
     import argparse
 
 
-def add_render_options(parser: argparse.ArgumentParser, *, clusters: bool = False) -> None:
-    """The options of every rendering command; `clusters`: --cluster may be given several times (diff: one report each)."""
-    parser.add_argument("--namespace", "-n", metavar="NS", help="namespace of replicas that set none")
-    parser.add_argument("--gateway", metavar="NAMESPACE/NAME", help="render an HTTPRoute per replica, attached to this Gateway")
-    parser.add_argument(
-        "--picker-plaintext",
-        action="store_true",
-        help="the endpoint picker serves plaintext gRPC (--secure-serving=false), for a gateway that can't speak TLS to it",
-    )
-    parser.add_argument(
-        "--node-pool-label",
-        metavar="KEY",
-        help="the node label a member's nodePoolName selects (default: modelplane.ai/pool; GKE: cloud.google.com/gke-nodepool)",
-    )
-    default = ", ".join(f"{k}:{e}" for k, _, e in DEFAULT_TOLERATIONS)
-    parser.add_argument(
-        "--toleration",
-        metavar="KEY[=VALUE][:EFFECT]",
-        action="append",
-        help=f"a taint every engine pod tolerates, repeatable, replacing the default ({default}); `none` for no toleration",
-    )
-    if clusters:
-        parser.add_argument(
-            "--cluster",
-            metavar="NAME",
-            action="append",
-            help="compare only the replicas pinned to cluster NAME; repeat it for a report per cluster",
-        )
-    else:
-        parser.add_argument(
-            "--cluster", metavar="NAME", help="render only the replicas whose spec.clusterName is NAME (the others are still validated)"
-        )
+def add_render_options(parser: argparse.ArgumentParser, command: str) -> None:
+    """The flags of `command`'s settings; diff takes a setting with a diff_help once per report."""
+    for setting in command_settings(command):
+        names = [n for n in (setting.option, setting.short) if n]
+        repeat = setting.kind == LIST or (command == "diff" and setting.diff_help is not None)
+        help_text = setting.diff_help if command == "diff" and setting.diff_help else setting.help
+        if setting.kind == SWITCH:
+            parser.add_argument(*names, dest=setting.dest, action="store_true", default=None, help=help_text)
+        else:
+            parser.add_argument(*names, dest=setting.dest, metavar=setting.metavar, action="append" if repeat else "store", help=help_text)
 
 
-def add_allow_empty(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--allow-empty",
-        action="store_true",
-        help="succeed with no object rendered from a replica (by default an error: Argo CD prunes whatever an app no longer renders)",
-    )
+def unset(command: str) -> dict[str, Any]:
+    """What argparse makes of a command line that gives none of `command`'s flags (main reads such lines without it)."""
+    return {setting.dest: None for setting in command_settings(command)}
 
 
-def options_from_args(args: argparse.Namespace, *, allow_empty: bool = False) -> Options:
-    return Options(
-        namespace=parse_namespace(args.namespace),
-        gateway=parse_gateway(args.gateway),
-        cluster=parse_cluster(args.cluster),
-        allow_empty=allow_empty or getattr(args, "allow_empty", False),  # validate has no --allow-empty
-        picker_plaintext=args.picker_plaintext,
-        **platform_options(args),
-    )
-
-
-def platform_options(args: argparse.Namespace) -> dict[str, Any]:
-    """--node-pool-label and --toleration, as Options fields (only those given: the rest keep their defaults)."""
-    return platform(parse_node_pool_label(args.node_pool_label), parse_tolerations(args.toleration))
+def options_from_args(args: argparse.Namespace, command: str, **fixed: Any) -> Options:
+    """Options from the parsed flags of `command`; `fixed`: Options fields that no flag of this run changes."""
+    settings = [s for s in command_settings(command) if s.field and s.field not in fixed]
+    return replace(options_with({s.name: read(s, getattr(args, s.dest), s.option or s.name) for s in settings}), **fixed)

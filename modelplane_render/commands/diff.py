@@ -16,9 +16,9 @@ from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
 from ..frontends.diff.compare import compare
 from ..frontends.diff.report import format_markdown_per_cluster, format_text_per_cluster
 from ..frontends.diff.sides import render_both
-from ..options import Options, parse_cluster, parse_gateway, parse_namespace
+from ..options import LIST, command_settings, parse_cluster
 from . import writer
-from .arguments import add_render_options, platform_options
+from .arguments import add_render_options, options_from_args
 
 USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
 FORMATS = ("text", "markdown")
@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_options(parser: argparse.ArgumentParser) -> None:
-    add_render_options(parser, clusters=True)
+    add_render_options(parser, "diff")
     parser.add_argument("--format", choices=FORMATS, default=None, help="text (default) or markdown, for a pull-request comment")
     parser.add_argument(
         "--color", "--colour", dest="color", choices=COLOURS, default=None, help="colour the text diff (default: auto, on a terminal)"
@@ -59,12 +59,12 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     _add_options(inner)
     inner.add_argument("revisions", nargs="*")
     late = inner.parse_intermixed_args(before)
-    for name in ("namespace", "gateway", "format", "color", "unified", "node_pool_label"):
-        if getattr(late, name) is None:
-            setattr(late, name, getattr(args, name))
-    late.cluster = (args.cluster or []) + (late.cluster or [])
-    late.toleration = (args.toleration or []) + (late.toleration or []) or None
-    late.picker_plaintext = args.picker_plaintext or late.picker_plaintext
+    # A flag given before the revisions and again after: a repeatable one has both, a switch is on
+    # if either turns it on, and text given later wins.
+    for setting in command_settings("diff"):
+        _merge(args, late, setting.dest, repeatable=setting.kind == LIST or setting.diff_help is not None)
+    for dest in ("format", "color", "unified"):
+        _merge(args, late, dest, repeatable=False)
     if not late.revisions:
         raise UsageError("a BASE revision is required (see modelplane-render diff --help)")
     if len(late.revisions) > 2:
@@ -73,11 +73,18 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     return late
 
 
+def _merge(early: argparse.Namespace, late: argparse.Namespace, dest: str, *, repeatable: bool) -> None:
+    before, after = getattr(early, dest), getattr(late, dest)
+    if repeatable:
+        setattr(late, dest, (before or []) + (after or []) or None)
+    elif after is None:
+        setattr(late, dest, before)
+
+
 def run(args: argparse.Namespace) -> int:
     args = _split(args)
-    namespace, gateway = parse_namespace(args.namespace), parse_gateway(args.gateway)
     # One comparison per cluster asked for (in the order given, each once), or one of every replica.
-    clusters = list(dict.fromkeys(parse_cluster(c) for c in args.cluster)) or [None]
+    clusters = list(dict.fromkeys(parse_cluster(c) for c in args.cluster or [])) or [None]
     context = 3 if args.unified is None else args.unified
     if context < 0:
         raise UsageError("--unified must be 0 or more")
@@ -85,14 +92,7 @@ def run(args: argparse.Namespace) -> int:
     comparisons = []
     for cluster in clusters:
         # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
-        options = Options(
-            namespace=namespace,
-            gateway=gateway,
-            cluster=cluster,
-            allow_empty=True,
-            picker_plaintext=args.picker_plaintext,
-            **platform_options(args),
-        )
+        options = options_from_args(args, "diff", cluster=cluster, allow_empty=True)
         comparisons.append(compare(*render_both(base, head, args.paths, options), context=context, cluster=cluster))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)

@@ -6,7 +6,7 @@ from ..cache.render import cached, render_key
 from ..errors import EXIT_OK
 from ..walk import STDIN
 from . import writer
-from .arguments import add_allow_empty, add_render_options, options_from_args
+from .arguments import add_render_options, options_from_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -17,12 +17,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", default=["."], metavar="PATH", help="files or directories, or - for standard input (default: .)"
     )
-    add_render_options(parser)
-    add_allow_empty(parser)
+    add_render_options(parser, "render")
 
 
 def run(args: argparse.Namespace) -> int:
-    options = options_from_args(args)
+    options = options_from_args(args, "render")
 
     def produce() -> str:
         # Deferred (startup.DEFERRED): a render-cache hit found after parsing loads no stage.

@@ -1,4 +1,5 @@
-"""`schema [--crd|--openapi]`: the JSON Schema of a ModelReplica, derived from the CRD; the CRD itself, to install; or kustomize's OpenAPI schema."""
+"""`schema [--crd|--openapi|--render-config]`: the JSON Schema of a ModelReplica, derived from the CRD; the CRD itself, to
+install; kustomize's OpenAPI schema; or the JSON Schema of the KRM function's RenderConfig."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import yaml
 
 from .. import crd
 from ..errors import EXIT_OK, UsageError
-from ..frontends.json_schema import replica_schema
+from ..frontends.json_schema import render_config_schema, replica_schema
 from ..frontends.kustomize_openapi import kustomize_openapi
 from ..yamlio.libyaml import SAFE_DUMPER
 from . import writer
@@ -24,12 +25,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="print the OpenAPI schema for kustomize's `openapi:` field instead, so strategic-merge patches merge a replica's lists",
     )
+    parser.add_argument(
+        "--render-config",
+        action="store_true",
+        help="print the JSON Schema of the KRM function's RenderConfig (its function config) instead",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.crd and args.openapi:
-        raise UsageError("--crd and --openapi print different things: give one")
-    if args.crd:
+    if sum((args.crd, args.openapi, args.render_config)) > 1:
+        raise UsageError("--crd, --openapi and --render-config print different things: give one")
+    if args.render_config:
+        writer.write_stdout(json.dumps(render_config_schema(), indent=2, ensure_ascii=False) + "\n")
+    elif args.crd:
         writer.write_stdout(crd_yaml())
     elif args.openapi:
         writer.write_stdout(json.dumps(kustomize_openapi(), indent=1, sort_keys=True, ensure_ascii=False) + "\n")

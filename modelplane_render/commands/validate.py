@@ -15,11 +15,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "paths", nargs="*", default=["."], metavar="PATH", help="files or directories, or - for standard input (default: .)"
     )
-    add_render_options(parser)
+    add_render_options(parser, "validate")
 
 
 def run(args: argparse.Namespace) -> int:
     # Render too, in memory: a replica is only valid if its output passes the output checks. No replica
     # is fine here (a pre-commit run may touch none): only a render for a cluster must yield objects.
-    render_paths(args.paths, options_from_args(args, allow_empty=True))
+    render_paths(args.paths, options_from_args(args, "validate", allow_empty=True))
     return EXIT_OK

@@ -6,8 +6,9 @@ with its own environment plus that one. What we take from it, in order of preced
 
 - plugin parameters, `ARGOCD_APP_PARAMETERS` (a JSON array of `{name, string|array|map}`): only
   what the Application sets is sent, never the announced defaults, so the defaults live here
-  (`PARAMETERS`, which `argocd/plugin.yaml` announces; a test keeps the two equal). An unknown
-  name is an error: a typo would otherwise render with the default, silently;
+  (the settings' table, `options.PARAMETERS`, which `argocd/plugin.yaml` announces; a test keeps
+  the two equal). A list (tolerations) is an `array`, or a `string` of comma-separated entries.
+  An unknown name is an error: a typo would otherwise render with the default, silently;
 - Application env, `ARGOCD_ENV_<NAME>` (`spec.source.plugin.env`): `MODELPLANE_<PARAMETER>` for
   each parameter, for tools that template env rather than parameters; an unknown
   `ARGOCD_ENV_MODELPLANE_*` is an error for the same reason;
@@ -35,22 +36,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .. import constants as c
 from .. import crd
-from ..cache.render import argocd_key, cached
+from ..cache.render import ARGOCD_ENV_NAMES, ARGOCD_ENV_PREFIX, argocd_key, cached
 from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
-from ..options import (
-    DEFAULT_TOLERATIONS,
-    Options,
-    parse_cluster,
-    parse_gateway,
-    parse_namespace,
-    parse_node_pool_label,
-    parse_tolerations,
-    platform,
-)
+from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
 from ..pipeline import Rendered, render_paths
 from ..sources import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
 from ..yamlio.libyaml import load_all
@@ -60,83 +51,16 @@ PLUGIN_VERSION = "v1"
 # What an Application names in `spec.source.plugin.name`: Argo CD joins name and version.
 PLUGIN_FULL_NAME = f"{PLUGIN_NAME}-{PLUGIN_VERSION}"
 
-ENV_PARAMETERS = "ARGOCD_APP_PARAMETERS"
-ENV_APP_NAMESPACE = "ARGOCD_APP_NAMESPACE"
-ENV_SOURCE_PATH = "ARGOCD_APP_SOURCE_PATH"
-ENV_API_VERSIONS = "KUBE_API_VERSIONS"
-ENV_APP_PREFIX = "ARGOCD_ENV_"
-# Application env names of ours: `spec.source.plugin.env: [{name: MODELPLANE_GATEWAY, ...}]`.
-APP_ENV_PREFIX = "MODELPLANE_"
+# Declared where the render cache keys a run by them, so the key can't leave one out.
+ENV_PARAMETERS, ENV_APP_NAMESPACE, ENV_SOURCE_PATH, ENV_API_VERSIONS = ARGOCD_ENV_NAMES
+ENV_APP_PREFIX = ARGOCD_ENV_PREFIX
 WHERE_PARAMETERS = "Application spec.source.plugin.parameters"
 WHERE_ENV = "Application spec.source.plugin.env"
-
-
-@dataclass(frozen=True)
-class Parameter:
-    """A plugin parameter: announced in plugin.yaml, read from ARGOCD_APP_PARAMETERS or Application env."""
-
-    name: str
-    title: str
-    tooltip: str
-    default: str
-
-    @property
-    def app_env(self) -> str:
-        """Its Application env name (`spec.source.plugin.env[].name`), e.g. MODELPLANE_GATEWAY."""
-        return APP_ENV_PREFIX + self.name.upper().replace("-", "_")
-
-
-NAMESPACE = Parameter(
-    "namespace",
-    "Default namespace",
-    "Namespace of the replicas that set none. Empty: the Application's destination namespace.",
-    "",
-)
-GATEWAY = Parameter(
-    "gateway",
-    "Gateway (NAMESPACE/NAME)",
-    "Also render an HTTPRoute per replica, attached to this Gateway. Empty: no HTTPRoute.",
-    "",
-)
-CHECK_CLUSTER_APIS = Parameter(
-    "check-cluster-apis",
-    "Check the cluster's APIs",
-    'Fail when the destination cluster does not serve an API the rendered objects need (LeaderWorkerSet, DRA v1, InferencePool). Set "false" when this Application\'s sync installs those CRDs itself.',
-    "true",
-)
-CLUSTER = Parameter(
-    "cluster",
-    "InferenceCluster",
-    "Render only the replicas whose spec.clusterName is this (the others are still validated). Empty: every replica.",
-    "",
-)
-ALLOW_EMPTY = Parameter(
-    "allow-empty",
-    "Allow an empty render",
-    'Succeed when no object is rendered from a replica. By default that is an error, because Argo CD prunes every live object an app no longer renders. Set "true" only to empty the app on purpose.',
-    "false",
-)
-PICKER_PLAINTEXT = Parameter(
-    "picker-plaintext",
-    "Picker without TLS",
-    'Set "true" when the Gateway connects to the endpoint picker in plaintext gRPC. By default the picker serves TLS with a self-signed certificate, which Istio (with a DestinationRule), GKE, kgateway and Envoy Gateway expect.',
-    "false",
-)
-NODE_POOL_LABEL = Parameter(
-    "node-pool-label",
-    "Node-pool label",
-    "The node label whose value a member's nodePoolName is: the cluster's own (GKE: cloud.google.com/gke-nodepool, EKS: eks.amazonaws.com/nodegroup, AKS: kubernetes.azure.com/agentpool).",
-    c.LABEL_POOL,
-)
-TOLERATIONS = Parameter(
-    "tolerations",
-    "Engine tolerations",
-    'The taints every engine pod tolerates, comma-separated KEY[=VALUE][:EFFECT] (e.g. amd.com/gpu:NoSchedule), or "none".',
-    ",".join(f"{k}:{e}" for k, _, e in DEFAULT_TOLERATIONS),
-)
-PARAMETERS = (NAMESPACE, GATEWAY, CLUSTER, CHECK_CLUSTER_APIS, ALLOW_EMPTY, PICKER_PLAINTEXT, NODE_POOL_LABEL, TOLERATIONS)
+# The parameters are the settings' table's rows with an Argo CD title (options.PARAMETERS): what
+# argocd/plugin.yaml announces, a test keeps equal. Application env names are theirs, MODELPLANE_<NAME>.
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
+CHECK_CLUSTER_APIS = _BY_NAME["check-cluster-apis"]
 
 # The APIs our rendered objects use that a cluster may lack are kinds.API_REMEDIES. Objects passed
 # through unchanged are the user's own and are not checked: Argo CD names their missing APIs itself.
@@ -156,38 +80,30 @@ class ArgoSettings:
 def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
     """Read the CMP environment; a UsageError names the Application field to fix."""
     given = {**_app_env_values(env), **parse_parameters(env.get(ENV_PARAMETERS, ""))}
-    values = {p.name: p.default for p in PARAMETERS} | given
-
-    namespace = parse_namespace(values[NAMESPACE.name], f"{WHERE_PARAMETERS} {NAMESPACE.name}")
-    if namespace is None:
-        namespace = parse_namespace(env.get(ENV_APP_NAMESPACE, ""), f"{ENV_APP_NAMESPACE} (the Application's spec.destination.namespace)")
-    gateway = parse_gateway(values[GATEWAY.name], f"{WHERE_PARAMETERS} {GATEWAY.name}")
-    cluster = parse_cluster(values[CLUSTER.name], f"{WHERE_PARAMETERS} {CLUSTER.name}")
-    check = _parse_bool(values[CHECK_CLUSTER_APIS.name], f"{WHERE_PARAMETERS} {CHECK_CLUSTER_APIS.name}")
-    allow_empty = _parse_bool(values[ALLOW_EMPTY.name], f"{WHERE_PARAMETERS} {ALLOW_EMPTY.name}")
-    plaintext = _parse_bool(values[PICKER_PLAINTEXT.name], f"{WHERE_PARAMETERS} {PICKER_PLAINTEXT.name}")
-    label = parse_node_pool_label(values[NODE_POOL_LABEL.name], f"{WHERE_PARAMETERS} {NODE_POOL_LABEL.name}")
-    listed = [t.strip() for t in values[TOLERATIONS.name].split(",") if t.strip()]
-    tolerations = parse_tolerations(listed, f"{WHERE_PARAMETERS} {TOLERATIONS.name}")  # empty: the default
-    options = Options(
-        namespace=namespace,
-        gateway=gateway,
-        cluster=cluster,
-        allow_empty=allow_empty,
-        picker_plaintext=plaintext,
-        **platform(label, tolerations),
-    )
+    values = {p.name: read(p, _in_kind(p, given.get(p.name)), f"{WHERE_PARAMETERS} {p.name}") for p in PARAMETERS}
+    if values["namespace"] is None:
+        where = f"{ENV_APP_NAMESPACE} (the Application's spec.destination.namespace)"
+        values["namespace"] = parse_namespace(env.get(ENV_APP_NAMESPACE, ""), where)
+    check = values.pop(CHECK_CLUSTER_APIS.name)
     return ArgoSettings(
-        options=options,
-        check_cluster_apis=check,
+        options=options_with(values),
+        check_cluster_apis=CHECK_CLUSTER_APIS.default if check is None else check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),
         given=frozenset(given),
     )
 
 
-def parse_parameters(text: str) -> dict[str, str]:
-    """ARGOCD_APP_PARAMETERS as {name: string value}; parameters given without a value are left out.
+def _in_kind(parameter: Setting, value: str | list[str] | None) -> Any:
+    """A parameter's value in its setting's kind: a LIST from an array, or from text whose entries are comma-separated."""
+    if parameter.kind == LIST and isinstance(value, str):
+        entries = [t.strip() for t in value.split(",") if t.strip()]
+        return entries or None  # empty text: the default, as for every parameter
+    return value
+
+
+def parse_parameters(text: str) -> dict[str, str | list[str]]:
+    """ARGOCD_APP_PARAMETERS as {name: string value, or array for a LIST}; parameters given without a value are left out.
 
     Argo CD sends `null` when the Application's plugin block has no parameters, and nothing at
     all when the Application has no plugin block (a discovered app).
@@ -201,7 +117,7 @@ def parse_parameters(text: str) -> dict[str, str]:
     if not isinstance(items, list):
         raise UsageError(f"{ENV_PARAMETERS} must be a JSON array of parameters, as Argo CD sends it")
     known = ", ".join(p.name for p in PARAMETERS)
-    values: dict[str, str] = {}
+    values: dict[str, str | list[str]] = {}
     for index, item in enumerate(items):
         where = f"{WHERE_PARAMETERS}[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
@@ -211,25 +127,34 @@ def parse_parameters(text: str) -> dict[str, str]:
             raise UsageError(f"{where}: unknown parameter {name!r}: {PLUGIN_FULL_NAME} takes {known}")
         if name in values:
             raise UsageError(f"{where}: parameter {name!r} is given twice")
-        for other in ("array", "map"):
-            if item.get(other) is not None:
-                raise UsageError(
-                    f"{where}: parameter {name!r} takes a string (`string: ...`), not {'an' if other == 'array' else 'a'} {other}"
-                )
-        value = item.get("string")
-        if value is None:
-            continue
-        if not isinstance(value, str):
-            raise UsageError(f"{where}: parameter {name!r} must be a string")
-        values[name] = value
+        value = _parameter_value(_BY_NAME[name], item, where)
+        if value is not None:
+            values[name] = value
     return values
+
+
+def _parameter_value(parameter: Setting, item: dict[str, Any], where: str) -> str | list[str] | None:
+    """A parameter's `string`, or for a LIST its `array`; a `map` is no setting's form."""
+    takes = "a string (`string: ...`) or an array (`array: [...]`)" if parameter.kind == LIST else "a string (`string: ...`)"
+    for form in ("array", "map"):
+        if item.get(form) is not None and not (form == "array" and parameter.kind == LIST):
+            raise UsageError(f"{where}: parameter {parameter.name!r} takes {takes}, not {'an' if form == 'array' else 'a'} {form}")
+    array, value = item.get("array"), item.get("string")
+    if array is not None:
+        if not isinstance(array, list) or not all(isinstance(entry, str) for entry in array):
+            raise UsageError(f"{where}: parameter {parameter.name!r} must be an array of strings")
+        return [entry.strip() for entry in array if entry.strip()] or None
+    if value is not None and not isinstance(value, str):
+        raise UsageError(f"{where}: parameter {parameter.name!r} must be a string")
+    return value
 
 
 def _app_env_values(env: Mapping[str, str]) -> dict[str, str]:
     """Our Application env entries (ARGOCD_ENV_MODELPLANE_*), by parameter name."""
     values: dict[str, str] = {}
+    prefix = ENV_APP_PREFIX + "MODELPLANE_"
     for key in sorted(env):
-        if not key.startswith(ENV_APP_PREFIX + APP_ENV_PREFIX):
+        if not key.startswith(prefix):
             continue
         name = key[len(ENV_APP_PREFIX) :]
         parameter = _BY_APP_ENV.get(name)
@@ -238,13 +163,6 @@ def _app_env_values(env: Mapping[str, str]) -> dict[str, str]:
             raise UsageError(f"{WHERE_ENV} {name} is not known: {PLUGIN_FULL_NAME} reads {known}")
         values[parameter.name] = env[key]
     return values
-
-
-def _parse_bool(value: str, source: str) -> bool:
-    lowered = value.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise UsageError(f'{source} {value!r} must be "true" or "false"')
 
 
 def _clean_source_path(path: str) -> str:
@@ -346,8 +264,6 @@ def _in_repository(error: Finding, source_path: str) -> Finding:
 
 
 KUSTOMIZE_FLAGS = ("--enable-alpha-plugins", "--enable-exec")
-# What a kustomize app's RenderConfig says instead: the parameters that are render options.
-_RENDER_OPTION_PARAMETERS = ("namespace", "gateway", "cluster", "allow-empty", "picker-plaintext", "node-pool-label", "tolerations")
 
 
 def is_kustomization(source_dir: str) -> bool:
@@ -363,7 +279,8 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
     """
     import subprocess  # only a kustomize app runs kustomize
 
-    ignored = sorted(name for name in settings.given if name in _RENDER_OPTION_PARAMETERS)
+    # What a kustomize app's RenderConfig says instead: the parameters that are render settings.
+    ignored = sorted(name for name in settings.given if name in {s.name for s in RENDER_SETTINGS})
     if ignored:
         raise UsageError(
             f"{WHERE_PARAMETERS} {', '.join(ignored)}: this app is a kustomization, whose RenderConfig (spec) holds the render "

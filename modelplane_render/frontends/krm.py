@@ -39,17 +39,7 @@ from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarStri
 from .. import constants as c
 from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
 from ..facts.flags import small_decimal
-from ..options import (
-    NO_TOLERATIONS,
-    Options,
-    Toleration,
-    parse_cluster,
-    parse_gateway,
-    parse_namespace,
-    parse_node_pool_label,
-    parse_tolerations,
-    platform,
-)
+from ..options import CONFIG_SETTINGS, LIST, SWITCH, Options, Setting, options_with, read
 from ..pipeline import classify, render_documents
 from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
 from ..validation.structural import describe, unknown_field
@@ -61,7 +51,7 @@ RESOURCE_LIST_KIND = "ResourceList"
 CONFIG_API_VERSION = c.RENDER_CONFIG_API
 CONFIG_KIND = c.RENDER_CONFIG_KIND
 CONFIG_FIELDS = ("apiVersion", "kind", "metadata", "spec")
-CONFIG_SPEC_FIELDS = ("namespace", "gateway", "cluster", "allowEmpty", "pickerPlaintext", "nodePoolLabel", "tolerations", "sources")
+CONFIG_SPEC_FIELDS = tuple(s.config_key for s in CONFIG_SETTINGS if s.config_key is not None)
 
 # Where an orchestrator says an item was read from: kyaml's current keys first, then the legacy ones.
 PATH_ANNOTATIONS = ("internal.config.kubernetes.io/path", "config.kubernetes.io/path")
@@ -340,74 +330,48 @@ def read_function_config(config: Any) -> FunctionConfig:
     for key in spec:
         if key not in CONFIG_SPEC_FIELDS:
             problems.append(place.problem(("spec", key), _unknown(key, CONFIG_SPEC_FIELDS), at_key=True))
-    namespace = _option(place, spec, "namespace", _namespace, problems)
-    gateway = _option(place, spec, "gateway", _gateway, problems)
-    cluster = _option(place, spec, "cluster", _cluster, problems)
-    allow_empty, plaintext = spec.get("allowEmpty"), spec.get("pickerPlaintext")
-    for name, value in (("allowEmpty", allow_empty), ("pickerPlaintext", plaintext)):
-        if value is not None and not isinstance(value, bool):
-            problems.append(place.problem(("spec", name), f"must be true or false, not {describe(value)}"))
-    label = _option(place, spec, "nodePoolLabel", _node_pool_label, problems)
-    tolerations = _tolerations(place, spec.get("tolerations"), problems)
+    values = {s.name: _setting(place, spec, s, problems) for s in CONFIG_SETTINGS if s.field is not None}
     sources = _sources(place, spec.get("sources"), problems)
     if problems:
         raise InputError(problems)
-    options = Options(
-        namespace=namespace,
-        gateway=gateway,
-        cluster=cluster,
-        allow_empty=allow_empty is True,
-        picker_plaintext=plaintext is True,
-        **platform(label, tolerations),
-    )
-    return FunctionConfig(options, sources)
+    return FunctionConfig(options_with(values), sources)
 
 
 def _unknown(key: str, known: Iterable[str]) -> str:
     return unknown_field(key, sorted(known))
 
 
-def _option(place: Place, spec: dict[str, Any], key: str, parse: Any, problems: list[Finding]) -> Any:
-    value = spec.get(key)
+def _fits(setting: Setting, value: Any) -> bool:
+    """Whether value has the form a RenderConfig gives the setting's kind (options' docstring: how a value travels)."""
+    if setting.kind == SWITCH:
+        return isinstance(value, bool)
+    if setting.kind == LIST:
+        return isinstance(value, list) and all(isinstance(entry, str) for entry in value)
+    return isinstance(value, str)
+
+
+def _form(setting: Setting) -> str:
+    if setting.kind == SWITCH:
+        return "true or false"
+    if setting.kind == LIST:
+        return f"a list of {setting.metavar} strings" if setting.metavar else "a list of strings"
+    return "a string"
+
+
+def _setting(place: Place, spec: dict[str, Any], setting: Setting, problems: list[Finding]) -> Any:
+    """The setting's value from spec (None: absent, or wrong and reported in problems)."""
+    assert setting.config_key is not None
+    value = spec.get(setting.config_key)
     if value is None:
         return None
-    if not isinstance(value, str):
-        problems.append(place.problem(("spec", key), f"must be a string, not {describe(value)}"))
+    path = ("spec", setting.config_key)
+    if not _fits(setting, value):
+        problems.append(place.problem(path, f"must be {_form(setting)}, not {describe(value)}"))
         return None
     try:
-        return parse(value)
+        return read(setting, value, "")
     except UsageError as exc:
-        problems.append(place.problem(("spec", key), str(exc).strip()))
-        return None
-
-
-def _namespace(value: str) -> Optional[str]:
-    return parse_namespace(value, source="")
-
-
-def _cluster(value: str) -> Optional[str]:
-    return parse_cluster(value, source="")
-
-
-def _gateway(value: str) -> Optional[tuple[str, str]]:
-    return parse_gateway(value, source="")
-
-
-def _node_pool_label(value: str) -> Optional[str]:
-    return parse_node_pool_label(value, source="")
-
-
-def _tolerations(place: Place, value: Any, problems: list[Finding]) -> Optional[tuple[Toleration, ...]]:
-    """A list of `KEY[=VALUE][:EFFECT]` strings; an empty list: none (absent: the default)."""
-    if value is None:
-        return None
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.append(place.problem(("spec", "tolerations"), f"must be a list of KEY[=VALUE][:EFFECT] strings, not {describe(value)}"))
-        return None
-    try:
-        return parse_tolerations(list(value) or [NO_TOLERATIONS], source="")
-    except UsageError as exc:
-        problems.append(place.problem(("spec", "tolerations"), str(exc).strip()))
+        problems.append(place.problem(path, str(exc).strip()))
         return None
 
 
