@@ -105,7 +105,11 @@ def replica_schema() -> dict[str, Any]:
     }
 
 
-_KIND_TYPES = {TEXT: {"type": "string"}, SWITCH: {"type": "boolean"}, LIST: {"type": "array", "items": {"type": "string"}}}
+_KIND_TYPES: dict[str, dict[str, Any]] = {
+    TEXT: {"type": "string"},
+    SWITCH: {"type": "boolean"},
+    LIST: {"type": "array", "items": {"type": "string"}},
+}
 
 
 def render_config_schema() -> dict[str, Any]:
