@@ -26,17 +26,91 @@ def format_path(path: FieldPath) -> str:
     A key that is not a plain identifier (`app.kubernetes.io/name`) only occurs
     under a map, which the schema knows; callers mark such keys by passing them
     through `MapKey`, so the path reads `metadata.labels[app.kubernetes.io/name]`.
+    A key that holds a space, a control character, a bracket, a quote or a backslash, or
+    is empty, is quoted with those escaped (`metadata.labels["team\\x20a"]`): a path has no
+    space, so an error line always splits as `FILE:LINE:COL: PATH: MESSAGE`.
     The empty path, a fault of the whole document, is `.`.
     """
     out = ""
     for part in path:
         if isinstance(part, int):
             out += f"[{part}]"
-        elif isinstance(part, MapKey):
-            out += f"[{part}]"
+        elif isinstance(part, MapKey) or _path_key(part) != part:  # an unknown field may be named anything
+            out += f"[{_path_key(part)}]"
         else:
             out += f".{part}" if out else part
     return out or "."
+
+
+def _path_key(key: str) -> str:
+    if key and not any(ch.isspace() or not ch.isprintable() or ch in '[]"\\' for ch in key):
+        return key
+    return '"' + "".join(_escaped(ch) if ch.isspace() or not ch.isprintable() or ch in '"\\' else ch for ch in key) + '"'
+
+
+def _escaped(ch: str) -> str:
+    """One character as a backslash escape: \\n, \\t, \\x20, \\u2028, \\", \\\\."""
+    if ch in '"\\':
+        return "\\" + ch
+    if ch == " ":
+        return "\\x20"
+    return ch.encode("unicode_escape").decode("ascii")
+
+
+# --- one line on stderr -------------------------------------------------------------------------
+# Every front end prints what went wrong through these: a finding as `FILE:LINE:COL: PATH: MESSAGE`
+# (or `PLACE: PATH: MESSAGE` where no line is known), anything else as `modelplane-render: MESSAGE`.
+# Each is one line whatever it quotes: control characters (line breaks, tabs, a terminal's ESC)
+# are shown escaped, and input quoted in it is cut to its ends.
+
+# An error line stays readable however long the key or value it quotes: ends kept, middle cut.
+MAX_QUOTED = 400
+# The tool's own words are never cut; this bounds only a message that quotes input in full by mistake.
+MAX_MESSAGE = 4000
+PROG = "modelplane-render"
+
+
+def bounded(text: str, limit: int = MAX_QUOTED, *, gap: str = " ") -> str:
+    """Input text to quote in a message: a huge key or value shown by its ends (`gap` between the words of the cut's note)."""
+    if len(text) <= limit:
+        return text
+    note = gap.join((str(len(text) - limit), "characters", "left", "out"))
+    return f"{text[: limit // 2]}...({note})...{text[-limit // 2 :]}"
+
+
+def quoted(text: str) -> str:
+    """Input text in double quotes for a message (backslash and quote escaped), bounded."""
+    return '"' + bounded(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def printable(text: str) -> str:
+    """Text with every character that would break the line or hide text on a terminal escaped."""
+    import re  # only an error is printed: a cache hit needs no regular expression
+
+    return re.sub(_UNPRINTABLE, lambda m: _escaped(m.group()), text)
+
+
+# Line breaks of every kind, tabs, C0 and C1 controls, lone surrogates.
+_UNPRINTABLE = "[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"
+
+
+def file_shown(file: str) -> str:
+    """A file name for the start of an error line: `: ` inside it is written `:\\x20`, so the
+    first `: ` of a line always ends FILE:LINE:COL (editors' file:line links work for every
+    other name, which is shown as it is)."""
+    return printable(bounded(file)).replace(": ", ":\\x20")
+
+
+def error_line(finding: Finding) -> str:
+    """A finding as its one line on stderr."""
+    path = None if finding.path is None else printable(bounded(finding.path, gap="-"))  # a path has no space
+    message = printable(bounded(finding.message, MAX_MESSAGE))
+    return str(finding.replace(file=file_shown(finding.file), path=path, message=message))
+
+
+def tool_line(message: str) -> str:
+    """A fault that is not at a place of the input (a usage error, a failed render), as its one line."""
+    return f"{PROG}: {printable(bounded(message, MAX_MESSAGE))}"
 
 
 class MapKey(str):

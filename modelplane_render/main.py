@@ -17,11 +17,14 @@ from .errors import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
-    Finding,
     InputError,
     InternalError,
     RenderFailure,
     UsageError,
+    bounded,
+    error_line,
+    printable,
+    tool_line,
 )
 
 # Light by design (startup.CACHE_HIT): argparse, re and typing are imported only when
@@ -91,26 +94,28 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         code: int = _command_module(args.command).run(args)
         return code
     except InputError as exc:
-        _report(*(str(_bounded(e)) for e in exc.errors))
+        writer.write_stderr(*(error_line(e) for e in exc.errors))
         return EXIT_INVALID
     except UsageError as exc:
-        _report(f"{PROG}: {_one_line(str(exc))}")
+        writer.write_stderr(tool_line(str(exc)))
         return EXIT_USAGE
     except RenderFailure as exc:
-        _report(f"{PROG}: {_one_line(str(exc))}")
+        writer.write_stderr(tool_line(str(exc)))
         return EXIT_INVALID
     except KeyboardInterrupt:
-        _report(f"{PROG}: interrupted")
+        writer.write_stderr(f"{PROG}: interrupted")
         return EXIT_INTERRUPTED
     except MemoryError:
-        _report(f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)")
+        writer.write_stderr(
+            f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)"
+        )
         return EXIT_INVALID
     except ModuleNotFoundError as exc:
         distribution = DEPENDENCIES.get((exc.name or "").split(".")[0])
         if distribution is None:
             _report_internal(f"({type(exc).__name__}: {exc})", exc)
             return EXIT_INTERNAL
-        _report(
+        writer.write_stderr(
             f"{PROG}: {distribution} is not installed ({exc}), and {PROG} needs it: install {PROG} with pip, which "
             f"brings its dependencies ({', '.join(sorted(set(DEPENDENCIES.values())))}), or run it from the venv it is installed in"
         )
@@ -131,9 +136,9 @@ def _report_internal(what: str, exc: BaseException) -> None:
     if os.environ.get(ENV_DEBUG) == "1":
         import traceback
 
-        _report(*"".join(traceback.format_exception(exc)).rstrip("\n").split("\n"))
-    _report(
-        f"{PROG}: internal error {_one_line(what)}: a bug of {PROG} {__version__}, not of the input; "
+        writer.write_stderr(*"".join(traceback.format_exception(exc)).rstrip("\n").split("\n"))
+    writer.write_stderr(
+        f"{PROG}: internal error {printable(bounded(what))}: a bug of {PROG} {__version__}, not of the input; "
         f"please report it with the input that caused it ({ENV_DEBUG}=1 prints the traceback)"
     )
 
@@ -160,49 +165,6 @@ def _plain_command_line(arguments: list[str]) -> Any:
 def _from_cache(arguments: list[str]) -> Optional[str]:
     """The render cache's stored output for this command line, when it is on and has it (cache.render.answer)."""
     return answer(arguments, os.environ) if os.environ.get(ENV_CACHE_DIR) else None
-
-
-# Characters that would break "one error per line" (a file name or a quoted value carrying a
-# line break) or hide text on a terminal; shown escaped instead. A tab stays: it is harmless.
-_UNPRINTABLE = "[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]"
-# An error line stays readable however long the key or value it quotes: ends kept, middle cut.
-MAX_ERROR_FIELD = 400
-
-
-def _one_line(text: str, limit: int = MAX_ERROR_FIELD) -> str:
-    """Text for one bounded line: control characters escaped, a huge key or value cut short."""
-    if len(text) > limit:
-        cut = len(text) - limit
-        text = f"{text[: limit // 2]}...({cut} characters left out)...{text[-limit // 2 :]}"
-    import re
-
-    return re.sub(_UNPRINTABLE, lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), text)
-
-
-def _bounded(error: Finding) -> Finding:
-    """An error whose file, path and message each fit on a line: a 1 MiB key is shown by its ends."""
-    path = None if error.path is None else _one_line(error.path)
-    return error.replace(file=_one_line(error.file), path=path, message=_one_line(error.message))
-
-
-def _report(*lines: str) -> None:
-    """Lines to stderr as UTF-8 whatever the locale (so errors are deterministic bytes too); a
-    closed stderr costs the message, never a traceback."""
-    stream = sys.stderr
-    if stream is None:
-        return
-    text = "".join(f"{line}\n" for line in lines)
-    try:
-        stream.flush()
-        buffer = getattr(stream, "buffer", None)
-        if buffer is not None:
-            buffer.write(text.encode("utf-8", "backslashreplace"))
-            buffer.flush()
-        else:
-            stream.write(text)
-            stream.flush()
-    except (OSError, ValueError):
-        pass
 
 
 def entry() -> NoReturn:

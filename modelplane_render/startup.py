@@ -33,7 +33,7 @@ COLD_NEVER = ("argparse", "difflib", "traceback", "importlib.resources", "pydant
 # (module, what it imports inside a function): why the import waits.
 DEFERRED = {
     ("modelplane_render.main", "argparse"): "a parser is built only for a command line _plain_command_line can't read (8 ms)",
-    ("modelplane_render.main", "re"): "only an error line is escaped: a cache hit needs no regular expression",
+    ("modelplane_render.errors", "re"): "only an error line is escaped: a cache hit needs no regular expression",
     ("modelplane_render.main", "traceback"): "only an internal error with MODELPLANE_RENDER_DEBUG=1 prints one",
     ("modelplane_render.main", "types"): "SimpleNamespace, only for the command lines read without argparse",
     (

@@ -25,5 +25,5 @@ def run(args: argparse.Namespace) -> int:
     outcome = run_function(sys.stdin.buffer.read())
     writer.write_stdout(outcome.text)
     if outcome.problems:
-        sys.stderr.write(outcome.stderr)
+        writer.write_stderr(*outcome.stderr_lines)
     return outcome.code

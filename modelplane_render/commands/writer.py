@@ -41,3 +41,24 @@ def write_stdout(text: str) -> None:
     except (OSError, ValueError) as exc:
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise RenderFailure(f"cannot write the output: {reason}") from None
+
+
+def write_stderr(*lines: str) -> None:
+    """Lines to stderr as UTF-8 whatever the locale (so errors are deterministic bytes too); a
+    closed stderr costs the message, never a traceback. Every front end's lines come through
+    here, each made by errors.error_line or errors.tool_line."""
+    stream = sys.stderr
+    if stream is None:
+        return
+    text = "".join(f"{line}\n" for line in lines)
+    try:
+        stream.flush()
+        buffer = getattr(stream, "buffer", None)
+        if buffer is not None:
+            buffer.write(text.encode("utf-8", "backslashreplace"))
+            buffer.flush()
+        else:
+            stream.write(text)
+            stream.flush()
+    except (OSError, ValueError):
+        pass

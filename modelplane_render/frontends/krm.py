@@ -37,7 +37,18 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
 
 from .. import constants as c
-from ..errors import EXIT_INVALID, EXIT_OK, FieldPath, Finding, InputError, InternalError, RenderFailure, UsageError, format_path
+from ..errors import (
+    EXIT_INVALID,
+    EXIT_OK,
+    FieldPath,
+    Finding,
+    InputError,
+    InternalError,
+    RenderFailure,
+    UsageError,
+    error_line,
+    format_path,
+)
 from ..facts.flags import small_decimal
 from ..options import CONFIG_SETTINGS, LIST, SWITCH, Options, Setting, options_with, read
 from ..pipeline import classify, render_documents
@@ -416,8 +427,13 @@ class Outcome:
     code: int
 
     @property
+    def stderr_lines(self) -> list[str]:
+        """What the krm command prints on stderr: each finding's one line, as every front end prints it."""
+        return [error_line(p) for p in self.problems]
+
+    @property
     def stderr(self) -> str:
-        return "".join(f"{p}\n" for p in self.problems)
+        return "".join(f"{line}\n" for line in self.stderr_lines)
 
 
 def strip_orchestration(data: dict[str, Any]) -> dict[str, Any]:

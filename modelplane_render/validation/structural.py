@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FieldPath, Finding, MapKey
+from ..errors import FieldPath, Finding, MapKey, quoted
 from ..sources import Document
 
 # How a pattern of the CRD reads in a message.
@@ -82,17 +82,13 @@ RuleChecker = Callable[[FieldPath, Any, dict[str, Any], list[Finding]], None]
 def describe(value: Any) -> str:
     name = _TYPE_NAMES.get(type(value), type(value).__name__)
     if isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        shown = repr(value) if not isinstance(value, str) else _quote(value)
+        shown = repr(value) if not isinstance(value, str) else quoted(value)
         if isinstance(value, bool):
             shown = "true" if value else "false"
         if isinstance(value, str) and len(shown) > 40:
             return name
         return f"{name} ({shown})"
     return name
-
-
-def _quote(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 class StructuralValidator:
@@ -239,7 +235,7 @@ class StructuralValidator:
                 if not all(isinstance(part, (str, int, bool, type(None))) for part in key):
                     continue  # a key of the wrong type is already reported where it stands
                 if key in seen:
-                    shown = ", ".join(f"{k}={_quote(str(v))}" for k, v in zip(keys, key, strict=True))
+                    shown = ", ".join(f"{k}={quoted(str(v))}" for k, v in zip(keys, key, strict=True))
                     self.fail(
                         path + (i, keys[0]),
                         f"duplicate entry {shown}: {path_noun(path)} must have unique {'/'.join(keys)}s (first at [{seen[key]}])",
@@ -259,9 +255,9 @@ class StructuralValidator:
         pattern = schema.get("pattern")
         if pattern and value and not _compiled(pattern).search(value):
             if schema.get("x-kubernetes-int-or-string"):
-                self.fail(path, f"must be {QUANTITY_HINT}, not {_quote(value)}")
+                self.fail(path, f"must be {QUANTITY_HINT}, not {quoted(value)}")
             else:
-                self.fail(path, f"must be {PATTERN_NAMES.get(pattern, 'matched by ' + pattern)}, not {_quote(value)}")
+                self.fail(path, f"must be {PATTERN_NAMES.get(pattern, 'matched by ' + pattern)}, not {quoted(value)}")
 
     def _check_number(self, value: float, schema: dict[str, Any], path: FieldPath) -> None:
         if "minimum" in schema and value < schema["minimum"]:
@@ -280,7 +276,7 @@ def unknown_field(key: str, known: Any) -> str:
 
     close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
     hint = f' (did you mean "{close[0]}"?)' if close else ""
-    return f'unknown field "{key}"{hint}'
+    return f"unknown field {quoted(key)}{hint}"
 
 
 def _did_you_mean(value: Any, choices: list[str]) -> str:
