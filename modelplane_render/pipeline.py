@@ -23,9 +23,10 @@ from .options import Options
 from .output import parse_checked_and_serialised, serialise, sort_key
 from .plan.replica import plan_replica
 from .render import render_object
-from .sources import Document, iter_documents
+from .sources import iter_documents
 from .validation import judge_replica
 from .validation.structural import describe
+from .yamlio.document import Document
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 

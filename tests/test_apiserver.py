@@ -21,11 +21,12 @@ from modelplane_render import crd
 from modelplane_render.errors import Finding
 from modelplane_render.options import Options
 from modelplane_render.pipeline import classify, render_paths
-from modelplane_render.sources import Document, decode, load_documents
 from modelplane_render.validation import check_metadata
 from modelplane_render.validation.beyond_crd import check_replica
 from modelplane_render.validation.cel import make_rule_runner
 from modelplane_render.validation.structural import StructuralValidator
+from modelplane_render.yamlio.document import Document
+from modelplane_render.yamlio.loader import decode, load_documents
 
 pytestmark = pytest.mark.real_peers
 

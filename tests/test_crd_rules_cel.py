@@ -27,9 +27,9 @@ from test_apiserver import DOCUMENTS, ENGINE_CONTAINER, LEADER, _set, _variant
 
 from modelplane_render import crd
 from modelplane_render.errors import FieldPath, Finding, MapKey, format_path
-from modelplane_render.sources import Document
 from modelplane_render.validation.cel import PREDICATES, normalise
 from modelplane_render.validation.structural import StructuralValidator
+from modelplane_render.yamlio.document import Document
 
 # Steps of a schema path that are not property names: each item of a list, each value of a map.
 ITEM = "[*]"

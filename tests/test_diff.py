@@ -528,7 +528,7 @@ def test_a_fence_in_an_object_cannot_close_the_diff_block(clone):  # type: ignor
 
 def test_the_walk_at_a_revision_matches_the_walk_of_the_disk(tmp_path, monkeypatch):  # type: ignore[no-untyped-def]
     from modelplane_render.frontends.diff.revisions import Git, RevisionTree, find_files_at
-    from modelplane_render.sources import find_files
+    from modelplane_render.walk import find_files
 
     repo = tmp_path / "tree"
     repo.mkdir()

@@ -17,9 +17,9 @@ import pytest
 from modelplane_render.dra_cel import verdicts
 from modelplane_render.dra_cel.check import MAX_EXPRESSION_BYTES, problems
 from modelplane_render.errors import InputError
-from modelplane_render.sources import load_documents
 from modelplane_render.validation import judge_replica
 from modelplane_render.validation.selectors import selector_expressions
+from modelplane_render.yamlio.loader import load_documents
 
 ROOT = Path(__file__).resolve().parent.parent
 GPU = 'device.capacity["gpu.nvidia.com"].memory'

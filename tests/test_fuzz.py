@@ -47,7 +47,8 @@ from conftest import VALID, run_cli, run_process
 from hostile import KNOWN_BUG_FIXTURES, SOURCE, KnownCoreBug, check_outcome, run_source
 from modelplane_render import crd
 from modelplane_render import main as cli
-from modelplane_render.sources import KUSTOMIZE_FILE_NAMES, load_documents
+from modelplane_render.walk import KUSTOMIZE_FILE_NAMES
+from modelplane_render.yamlio.loader import load_documents
 
 # ---------------------------------------------------------------------------------------------
 # What the fuzzer starts from: every valid fixture file, as text and as documents.

@@ -15,7 +15,7 @@ from conftest import INVALID, VALID, run_cli
 from modelplane_render import crd
 from modelplane_render.errors import InputError
 from modelplane_render.frontends.json_schema import replica_schema
-from modelplane_render.sources import decode, load_documents
+from modelplane_render.yamlio.loader import decode, load_documents
 
 CEL = "a CEL rule (x-kubernetes-validations): a JSON Schema derived from the CRD can't say it"
 LIST_MAP = "unique list-map keys (x-kubernetes-list-map-keys): JSON Schema's uniqueItems compares whole items"

@@ -24,7 +24,7 @@ import yaml
 
 from conftest import INVALID, ROOT, VALID, run_cli, run_process
 from modelplane_render.frontends.krm import CONFIG_API_VERSION, CONFIG_KIND, is_orchestration_annotation, run_function
-from modelplane_render.sources import load_documents
+from modelplane_render.yamlio.loader import load_documents
 
 EXAMPLES = ROOT / "kustomize"
 WRAPPER = EXAMPLES / "bin" / "modelplane-render-krm"

@@ -26,7 +26,8 @@ from conftest import ROOT, VALID, Result
 from hostile import check_outcome, run_source
 from modelplane_render import sources
 from modelplane_render.errors import InputError
-from modelplane_render.sources import MAX_DEPTH, MAX_DOCUMENTS_PER_FILE, MAX_NODES_PER_FILE, MAX_NODES_PER_RUN
+from modelplane_render.yamlio import loader
+from modelplane_render.yamlio.loader import MAX_DEPTH, MAX_DOCUMENTS_PER_FILE, MAX_NODES_PER_FILE, MAX_NODES_PER_RUN
 
 MiB = 1024 * 1024
 REPLICA = (VALID[0] / "replica.yaml").read_text()
@@ -198,8 +199,8 @@ def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # 
     """Many files each under the per-file limit still can't take the run over its own limit."""
     from conftest import run_cli
 
-    monkeypatch.setattr(sources, "MAX_NODES_PER_FILE", 1000)
-    monkeypatch.setattr(sources, "MAX_NODES_PER_RUN", 2500)
+    monkeypatch.setattr(loader, "MAX_NODES_PER_FILE", 1000)
+    monkeypatch.setattr(loader, "MAX_NODES_PER_RUN", 2500)
     for i in range(4):  # 11 nodes of ConfigMap and 900 of list: 911 a file
         items = ", ".join("x" for _ in range(900))
         (tmp_path / f"f{i}.yaml").write_text(f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c{i}}}\nlist: [{items}]\n")
@@ -256,9 +257,9 @@ def test_nesting_at_the_limit_is_read_and_one_more_is_not():  # type: ignore[no-
     def nested(levels: int) -> str:
         return "a: " + "[" * levels + "]" * levels + "\n"  # the root mapping is level 0
 
-    assert sources.load_documents("f", nested(MAX_DEPTH))
+    assert loader.load_documents("f", nested(MAX_DEPTH))
     with pytest.raises(InputError) as caught:
-        sources.load_documents("f", nested(MAX_DEPTH + 1))
+        loader.load_documents("f", nested(MAX_DEPTH + 1))
     assert str(caught.value.errors[0]) == f"f:1:{4 + MAX_DEPTH}: .: YAML nested deeper than {MAX_DEPTH} levels"
 
 
@@ -270,7 +271,7 @@ def test_deep_nesting_through_aliases_is_refused(tmp_path):  # type: ignore[no-u
 
 def test_the_pure_python_loader_is_bounded_too(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
     """Without libyaml (a platform with no wheel), the same limits and messages."""
-    monkeypatch.setattr(sources, "_Loader", yaml.SafeLoader)
+    monkeypatch.setattr(loader, "_Loader", yaml.SafeLoader)
     line = only_error(run_source(tmp_path, "a: " + "[" * 10_000 + "]" * 10_000 + "\n"))
     assert line == f"case.yaml:1:{4 + MAX_DEPTH}: .: YAML nested deeper than {MAX_DEPTH} levels"
     assert "more than" in only_error(run_source(tmp_path, billion_laughs()))
@@ -279,7 +280,7 @@ def test_the_pure_python_loader_is_bounded_too(monkeypatch, tmp_path):  # type: 
 def test_limits_are_what_the_readme_says():  # type: ignore[no-untyped-def]
     readme = (ROOT / "README.md").read_text()
     stated: dict[str, Any] = {
-        f"{sources.MAX_FILE_BYTES // MiB} MiB": "file",
+        f"{loader.MAX_FILE_BYTES // MiB} MiB": "file",
         f"{sources.MAX_TOTAL_BYTES // MiB} MiB": "run",
         f"{MAX_DOCUMENTS_PER_FILE:,}": "documents",
         f"{MAX_NODES_PER_FILE:,}": "nodes a file",
@@ -323,13 +324,13 @@ block_data = st.recursive(
 def test_a_file_the_scan_skips_cannot_reach_a_limit(documents: list[Any], indent: int, flow: Any) -> None:
     """Block, flow and mixed YAML: where the scan is skipped, the bounds it relies on hold."""
     text = yaml.safe_dump_all(documents, default_flow_style=flow, indent=indent, explicit_start=True, width=40)
-    if sources._may_pass_a_limit(text, sources._Budget()):
+    if loader._may_pass_a_limit(text, loader._Budget()):
         return
     lines = text.count("\n") + 1
     opens = text.count("[") + text.count("{")
     nodes, deepest, count = _measured(text)
-    assert deepest <= sources._PREFIX_MAX + 2 + opens < MAX_DEPTH
-    assert nodes <= lines * (sources._PREFIX_MAX + 2) + 3 * (opens + text.count(","))
+    assert deepest <= loader._PREFIX_MAX + 2 + opens < MAX_DEPTH
+    assert nodes <= lines * (loader._PREFIX_MAX + 2) + 3 * (opens + text.count(","))
     assert count <= lines
 
 
@@ -351,14 +352,14 @@ def test_a_file_the_scan_skips_cannot_reach_a_limit(documents: list[Any], indent
     ],
 )
 def test_the_scan_runs_where_a_file_could_reach_a_limit(text: str, skipped: bool) -> None:
-    assert sources._may_pass_a_limit(text, sources._Budget()) is not skipped
+    assert loader._may_pass_a_limit(text, loader._Budget()) is not skipped
     if skipped:
         assert _measured(text)[1] < MAX_DEPTH
 
 
 def test_the_scan_runs_when_the_run_s_budget_is_nearly_spent() -> None:
-    budget = sources._Budget()
+    budget = loader._Budget()
     text = "a: 1\n"
-    assert not sources._may_pass_a_limit(text, budget)
+    assert not loader._may_pass_a_limit(text, budget)
     budget.run_left = 10
-    assert sources._may_pass_a_limit(text, budget)
+    assert loader._may_pass_a_limit(text, budget)

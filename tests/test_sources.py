@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from modelplane_render.errors import InputError
-from modelplane_render.sources import decode, load_documents
+from modelplane_render.yamlio.loader import decode, load_documents
 
 
 def load(text: str):  # type: ignore[no-untyped-def]

@@ -110,7 +110,7 @@ def test_a_device_given_on_the_command_line_is_refused(app):  # type: ignore[no-
 def test_a_file_swapped_for_a_fifo_after_the_walk_is_refused_when_opened(app):  # type: ignore[no-untyped-def]
     """The check is made again on the open file: no window between looking and reading."""
     from modelplane_render.errors import InputError
-    from modelplane_render.sources import read_file
+    from modelplane_render.walk import read_file
 
     os.mkfifo(app / "late.yaml")
     with pytest.raises(InputError) as caught:

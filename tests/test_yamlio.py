@@ -405,7 +405,7 @@ def test_a_render_of_mutated_replicas_is_the_same_bytes_as_through_libyaml(data:
     from modelplane_render import pipeline
     from modelplane_render.errors import InputError, RenderFailure
     from modelplane_render.options import Options
-    from modelplane_render.sources import load_documents
+    from modelplane_render.yamlio.loader import load_documents
 
     text = data.draw(mutated_replicas())
 

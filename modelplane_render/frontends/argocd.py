@@ -43,7 +43,7 @@ from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
 from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
 from ..pipeline import Rendered, render_paths
-from ..sources import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
+from ..walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
 from ..yamlio.libyaml import load_all
 
 PLUGIN_NAME = "modelplane-render"

@@ -52,8 +52,11 @@ from ..errors import (
 from ..facts.flags import small_decimal
 from ..options import CONFIG_SETTINGS, LIST, SWITCH, Options, Setting, options_with, read
 from ..pipeline import classify, render_documents
-from ..sources import Document, Positions, decode, iter_documents, load_documents, read_file
+from ..sources import iter_documents
 from ..validation.structural import describe, unknown_field
+from ..walk import read_file
+from ..yamlio.document import Document, Positions
+from ..yamlio.loader import decode, load_documents
 
 PROG = "modelplane-render"
 STDIN = "<stdin>"

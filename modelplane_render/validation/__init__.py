@@ -14,7 +14,7 @@ from typing import Any, Optional
 from .. import crd
 from ..errors import Finding
 from ..model import ModelReplica, from_validated
-from ..sources import Document
+from ..yamlio.document import Document
 from .beyond_crd import check_replica
 from .cel import make_rule_runner
 from .metadata import check_metadata

@@ -18,7 +18,7 @@ from ..facts.engines import chosen_port, engine_container, engine_of, engine_por
 from ..facts.flags import has_flag
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..model import Container, Engine, EngineMember, ModelReplica
-from ..sources import Document
+from ..yamlio.document import Document
 
 # The names of the checks, for the differential test and the docs.
 CHECKS_BEYOND_CRD = (

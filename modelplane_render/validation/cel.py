@@ -14,7 +14,7 @@ from typing import Any, Union
 
 from .. import names
 from ..errors import FieldPath, Finding, MapKey
-from ..sources import Document
+from ..yamlio.document import Document
 
 # A predicate answers True (the rule holds), False (it fails: report at the rule's node and
 # fieldPath), or a path below fieldPath naming the entry that breaks it, reported at its key.

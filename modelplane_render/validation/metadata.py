@@ -6,7 +6,7 @@ from typing import Any
 
 from .. import names
 from ..errors import Finding, MapKey
-from ..sources import Document
+from ..yamlio.document import Document
 from .structural import describe, unknown_field
 
 # ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.

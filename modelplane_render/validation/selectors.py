@@ -12,7 +12,7 @@ from typing import Any
 
 from .. import crd
 from ..errors import FieldPath, Finding
-from ..sources import Document
+from ..yamlio.document import Document
 
 
 def _max_characters() -> int:

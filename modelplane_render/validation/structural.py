@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..errors import FieldPath, Finding, MapKey, quoted
-from ..sources import Document
+from ..yamlio.document import Document
 
 # How a pattern of the CRD reads in a message.
 PATTERN_NAMES = {

@@ -5,6 +5,6 @@
 - `fast`: the templates' own YAML read and written with re, json and str, as libyaml would;
 - `scalars`: how a plain scalar resolves and how a string or int goes out, remembered per text.
 
-What is read as a *source* (with the line and column of every node) is `sources`' business; it
-takes its loader class from `libyaml`.
+- `loader`: a source file read as kubectl reads it, with the line and column of every node, within
+  the limits on size, nodes and depth; `document`: one such document and where its errors are.
 """

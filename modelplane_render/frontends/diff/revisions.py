@@ -10,8 +10,9 @@ from dataclasses import dataclass
 from typing import Optional
 
 from ...errors import Finding, InputError, RenderFailure, UsageError
-from ...sources import MAX_FILE_BYTES, Document, decode, display_path, load_documents
-from ...walk import directory_link_problem, is_source_file, is_walked_directory
+from ...walk import MAX_FILE_BYTES, directory_link_problem, display_path, is_source_file, is_walked_directory
+from ...yamlio.document import Document
+from ...yamlio.loader import decode, load_documents
 
 # Symlinks inside a tree are followed at most this often, as the kernel's ELOOP limit.
 MAX_SYMLINK_HOPS = 40

@@ -11,7 +11,8 @@ from ... import constants, names
 from ...errors import Finding, InputError, RenderFailure
 from ...options import Options
 from ...pipeline import classify, render_documents
-from ...sources import Document, iter_documents
+from ...sources import iter_documents
+from ...yamlio.document import Document
 from .objects import Key, object_key
 from .revisions import Git, RevisionTree, iter_revision_documents
 
