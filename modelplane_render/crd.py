@@ -9,10 +9,8 @@ import sys
 from hashlib import blake2b
 from typing import Any
 
-import yaml
-
 from .cache.compiled import compiled_dir
-from .yamlio.libyaml import SAFE_LOADER
+from .yamlio.libyaml import PYYAML_VERSION, load_one
 
 GROUP = "modelplane.ai"
 VERSION = "v1alpha1"
@@ -47,7 +45,7 @@ def crd() -> dict[str, Any]:
                 return stored
         except (OSError, EOFError, ValueError, TypeError):
             pass
-    document: dict[str, Any] = yaml.load(text, Loader=SAFE_LOADER)
+    document: dict[str, Any] = load_one(text)
     if kept:
         _keep(kept, document)
     return document
@@ -58,7 +56,7 @@ def _kept_path(text: str) -> str | None:
     if directory is None:
         return None
     # The parse depends on the text, PyYAML's version and the interpreter's marshal format.
-    digest = blake2b(f"{yaml.__version__}\0{sys.version}\0{text}".encode(), digest_size=16).hexdigest()
+    digest = blake2b(f"{PYYAML_VERSION}\0{sys.version}\0{text}".encode(), digest_size=16).hexdigest()
     return os.path.join(directory, f"{digest}.marshal")
 
 

@@ -9,13 +9,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import yaml
-
 from .errors import InternalError
 from .kinds import ORDER
 from .plan import PlannedObject
 from .yamlio import fast
-from .yamlio.libyaml import load_all, write_document
+from .yamlio.libyaml import YAMLError, load_all, write_document
 
 _RANK = {kind: i for i, kind in enumerate(ORDER)}
 
@@ -24,7 +22,7 @@ def parse_checked(planned: PlannedObject, text: str) -> dict[str, Any]:
     """The rendered text as an object, or an internal failure that names the template."""
     try:
         documents = load_all(text)
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         raise InternalError(
             f"in template {planned.template}: it rendered invalid YAML for {planned.kind} {planned.name}: {str(exc).splitlines()[0]}"
         ) from None

@@ -10,12 +10,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-import yaml
-
 from .errors import Finding, InputError
 from .walk import KUSTOMIZE_FILE_NAMES, STDIN, _read, _reason, find_files, read_file
 from .yamlio.document import Document
-from .yamlio.libyaml import load_all
+from .yamlio.libyaml import YAMLError, load_all
 from .yamlio.loader import _Budget, _load, decode
 
 MAX_TOTAL_BYTES = 64 * 1024 * 1024  # all files of one run together (the per-file and per-node limits: yamlio.loader)
@@ -46,7 +44,7 @@ def kustomize_patch_files(files: list[tuple[str, str]]) -> set[str]:
                 continue
             try:
                 documents = load_all(decode(path, read_file(path, path)))
-            except (OSError, InputError, yaml.YAMLError):
+            except (OSError, InputError, YAMLError):
                 continue
             kustomization = documents[0] if documents and isinstance(documents[0], dict) else {}
             listed = [*(kustomization.get("patches") or []), *(kustomization.get("patchesJson6902") or [])]

@@ -6,13 +6,11 @@ from __future__ import annotations
 import argparse
 import json
 
-import yaml
-
 from .. import crd
 from ..errors import EXIT_OK, UsageError
 from ..frontends.json_schema import render_config_schema, replica_schema
 from ..frontends.kustomize_openapi import kustomize_openapi
-from ..yamlio.libyaml import SAFE_DUMPER
+from ..yamlio.libyaml import write_unaliased
 from . import writer
 
 
@@ -49,9 +47,5 @@ def run(args: argparse.Namespace) -> int:
 def crd_yaml() -> str:
     """The CRD as plain YAML: aliases written out (not every tool reads YAML anchors), field order kept."""
 
-    class Dumper(SAFE_DUMPER):  # type: ignore[misc]
-        def ignore_aliases(self, data: object) -> bool:
-            return True
-
-    body = yaml.dump(crd.crd(), Dumper=Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096)
+    body = write_unaliased(crd.crd())
     return f"# The ModelReplica CRD that modelplane-render validates against ({crd.CRD_FILE}).\n---\n{body}"

@@ -116,3 +116,23 @@ def write_document(obj: Any) -> str:
 def write_plain(data: Any) -> str:
     """data as PyYAML's safe dumper writes it in block style (no literal blocks: text the plan embeds)."""
     return str(yaml.dump(data, Dumper=PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True))
+
+
+# What a caller outside yamlio catches and keys by, without importing PyYAML itself.
+YAMLError = yaml.YAMLError
+PYYAML_VERSION: str = yaml.__version__
+
+
+def load_one(text: str) -> Any:
+    """The one document of text, as PyYAML's safe loader builds it."""
+    return yaml.load(text, Loader=SAFE_LOADER)
+
+
+def write_unaliased(data: Any) -> str:
+    """data in block style with every alias written out (not every tool reads YAML anchors), key order kept."""
+
+    class Unaliased(SAFE_DUMPER):  # type: ignore[misc]
+        def ignore_aliases(self, data: object) -> bool:
+            return True
+
+    return str(yaml.dump(data, Dumper=Unaliased, sort_keys=False, default_flow_style=False, allow_unicode=True, width=4096))
