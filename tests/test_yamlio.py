@@ -22,10 +22,24 @@ from hypothesis import strategies as st
 from modelplane_render.errors import MapKey, RenderFailure
 from modelplane_render.render import to_json
 from modelplane_render.yamlio import fast, libyaml
+from modelplane_render.yamlio.kubernetes import reads_as_string
 from modelplane_render.yamlio.scalars import PLAIN, STR, tag_of
 
 
-class _Reference(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # type: ignore[misc]
+_SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _GoAware(_SAFE_DUMPER):  # type: ignore[misc]
+    """PyYAML's safe dumper, no memo, writing a string plain only where Go's reader reads it as a string too (yamlio.kubernetes)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+        tag = super().resolve(kind, value, implicit)
+        if kind is yaml.ScalarNode and implicit == (True, False) and tag == STR and not reads_as_string(value):
+            return "tag:example,not-a-string-to-go"
+        return tag
+
+
+class _Reference(_GoAware):
     """The dumper as it was: SafeRepresenter with literal blocks for multi-line strings, no fast path."""
 
 
@@ -91,8 +105,7 @@ def test_other_types_are_pyyaml_s_to_write_or_refuse(value: Any) -> None:
 @given(data)
 def test_the_plain_dumper_writes_what_pyyaml_s_safe_dumper_writes(value: Any) -> None:
     """plan embeds the picker's config as text written by PyYAML's safe dumper (width 80, no literal blocks)."""
-    pyyaml = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    expected = yaml.dump(value, Dumper=pyyaml, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    expected = yaml.dump(value, Dumper=_GoAware, sort_keys=False, default_flow_style=False, allow_unicode=True)
     assert yaml.dump(value, Dumper=libyaml.PlainDumper, sort_keys=False, default_flow_style=False, allow_unicode=True) == expected
 
 

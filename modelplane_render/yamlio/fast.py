@@ -22,7 +22,7 @@ from typing import Any, Optional
 import yaml
 
 from .libyaml import output_dumper
-from .scalars import BOOL, INT, NULL, PLAIN, STR, scalar_out, string_out, tag_of
+from .scalars import BOOL, INT, NULL, PLAIN, STR, scalar_out, string_out, tag_of, written_tag_of
 
 # A line of the block structure: indentation, an optional `- `, then `key:`, `key: value` or a value.
 _LINE = re.compile(r"( *)(- )?(?:([A-Za-z_][A-Za-z0-9_.-]*):(?: (.+))?|(.+))\Z")
@@ -224,11 +224,11 @@ _PLAIN_KEY = re.compile(r"(?!---|\.\.\.)(?:[A-Za-z0-9_/$().+;<=\\^~]|-(?=[^ ]))(
 
 
 def _is_plain_key(key: str) -> bool:
-    return len(key) <= _SIMPLE_KEY_MAX and _PLAIN_KEY.match(key) is not None and tag_of(key, PLAIN) == STR
+    return len(key) <= _SIMPLE_KEY_MAX and _PLAIN_KEY.match(key) is not None and written_tag_of(key) == STR
 
 
 def _is_plain_string(text: str) -> bool:
-    return len(text) <= _STRING_MAX and _PLAIN_STRING.match(text) is not None and tag_of(text, PLAIN) == STR
+    return len(text) <= _STRING_MAX and _PLAIN_STRING.match(text) is not None and written_tag_of(text) == STR
 
 
 def _learn_forms(keys: set[str], strings: set[str]) -> None:

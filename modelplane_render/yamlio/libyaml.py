@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from .scalars import BOOL, INT, MAP, NULL, SEQ, STR, resolve, string_style
+from .scalars import BOOL, INT, MAP, NULL, SEQ, STR, resolve, string_style, written_resolve
 
 # PyYAML's safe loader, on libyaml when it is there: the sources, the CRD and the rendered text.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -36,6 +36,7 @@ class Dumper(SAFE_DUMPER):  # type: ignore[misc]
     """
 
     literal_blocks = True  # _represent_str's choice, made again by _node
+    resolve = written_resolve
 
     def represent(self, data: Any) -> None:
         if self.default_style is None and self.default_flow_style is False and not self.sort_keys:

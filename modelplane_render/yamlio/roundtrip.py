@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import yaml
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString, SingleQuotedScalarString
+
+from .scalars import STR, written_tag_of
 
 __all__ = ["CommentedSeq", "round_trip", "to_node"]
 
@@ -44,7 +45,6 @@ def _scalar(value: Any) -> Any:
         return value
     if "\n" in value:
         return LiteralScalarString(value)
-    tag = yaml.resolver.Resolver().resolve(yaml.ScalarNode, value, (True, False))  # type: ignore[no-untyped-call]
-    if tag != "tag:yaml.org,2002:str":
+    if written_tag_of(value) != STR:
         return SingleQuotedScalarString(value)
     return value

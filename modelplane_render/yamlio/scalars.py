@@ -1,6 +1,7 @@
 """How a scalar is read and written: the tag a plain scalar resolves to, the value and canonical text of
 an int, bool or null, and the style of a string. Each is worked out once per distinct short text
-(values repeat: keys, kinds, labels) by PyYAML's own resolver and constructors.
+(values repeat: keys, kinds, labels) by PyYAML's own resolver and constructors. A string is written
+plain only where Kubernetes' Go readers read it as that string too (yamlio.kubernetes).
 """
 
 from __future__ import annotations
@@ -8,6 +9,8 @@ from __future__ import annotations
 from typing import Any, Optional
 
 import yaml
+
+from .kubernetes import reads_as_string
 
 _T = "tag:yaml.org,2002:"
 STR, INT, FLOAT, BOOL, NULL, MAP, SEQ = (_T + t for t in ("str", "int", "float", "bool", "null", "map", "seq"))
@@ -34,10 +37,28 @@ def tag_of(value: str, implicit: Any) -> Any:
 
 
 def resolve(resolver: Any, kind: Any, value: Any, implicit: Any) -> Any:
-    """Resolver.resolve, remembered for scalars: the method of the loader and dumper classes."""
+    """Resolver.resolve, remembered for scalars: the method of the loader classes."""
     if kind is yaml.ScalarNode and not resolver.yaml_path_resolvers:
         return tag_of(value, implicit)
     return _BASE_RESOLVE(resolver, kind, value, implicit)
+
+
+# The tag a string that PyYAML would read back as a string, but Kubernetes' Go readers would not, resolves
+# to when it is written: not STR, so the emitter quotes it (`'1e3'`, `'y'`, `'0o17'`).
+NOT_A_STRING_TO_GO = "tag:modelplane.ai,2026:not-a-string-to-go"
+
+
+def written_tag_of(value: str) -> Any:
+    """The tag a plain scalar with this text means to every reader of the output: PyYAML's, and Go's."""
+    tag = tag_of(value, PLAIN)
+    return NOT_A_STRING_TO_GO if tag == STR and not reads_as_string(value) else tag
+
+
+def written_resolve(resolver: Any, kind: Any, value: Any, implicit: Any) -> Any:
+    """The dumper classes' Resolver.resolve: a text is written plain only where every reader reads it as what it is."""
+    if kind is yaml.ScalarNode and implicit == PLAIN and not resolver.yaml_path_resolvers:
+        return written_tag_of(value)
+    return resolve(resolver, kind, value, implicit)
 
 
 SCALARS = {tag: yaml.constructor.SafeConstructor.yaml_constructors[tag] for tag in (INT, FLOAT, BOOL, NULL)}
@@ -82,7 +103,7 @@ def string_out(value: str) -> tuple[Optional[str], tuple[bool, bool]]:
     out = STRING_OUT.get(value)
     if out is not None:
         return out
-    out = (string_style(value, True), (tag_of(value, PLAIN) == STR, True))
+    out = (string_style(value, True), (written_tag_of(value) == STR, True))
     if len(value) <= MEMO_MAX:
         STRING_OUT[value] = out
     return out
