@@ -75,7 +75,9 @@ def check_metadata(document: Document, errors: list[Finding]) -> None:
                     )
                 )
             if not isinstance(value, str):
-                errors.append(document.error(path, f"must be a string, not {describe(value)}: quote the value"))
+                why = document.reads_as(path)
+                message = f"must be a string: {why}" if why else f"must be a string, not {describe(value)}: quote the value"
+                errors.append(document.error(path, message))
             elif check_value and (len(value) > names.LABEL_VALUE_MAX or not names.LABEL_VALUE.match(value)):
                 errors.append(
                     document.error(

@@ -135,12 +135,12 @@ class StructuralValidator:
             return self._check_array(value, schema, path)
         if kind == "string":
             if not isinstance(value, str):
-                hint = ""
-                if isinstance(value, bool):
-                    hint = ": YAML reads yes, no, on, off, true and false as booleans, so quote the value"
-                elif isinstance(value, (int, float)):
-                    hint = ": quote the value"
-                self.fail(path, f"must be a string, not {describe(value)}{hint}")
+                why = self.document.reads_as(path)
+                if why is not None:
+                    self.fail(path, f"must be a string: {why}")
+                else:
+                    hint = ": quote the value" if isinstance(value, (bool, int, float)) else ""
+                    self.fail(path, f"must be a string, not {describe(value)}{hint}")
                 return value
             self._check_string(value, schema, path)
             return value
@@ -171,7 +171,12 @@ class StructuralValidator:
         preserve = schema.get("x-kubernetes-preserve-unknown-fields")
         if path == ("metadata",):
             return value  # ObjectMeta: the API server's own rules, checked by check_metadata
-        # Nulls in non-nullable fields are dropped before defaulting, as the API server does.
+        # Nulls in non-nullable fields are dropped before defaulting, as the API server does; an unknown
+        # field is refused even when null (`templat:` beside `template:`), as strict field validation does.
+        if not isinstance(extra, dict) and not preserve:
+            for key in value:
+                if key not in properties and value[key] is None:
+                    self.fail(path + (key,), unknown_field(key, properties), at_key=True)
         nulls = {k for k, v in value.items() if v is None and not schema.get("nullable")}
         value = {k: v for k, v in value.items() if k not in nulls}
         result: dict[str, Any] = {}

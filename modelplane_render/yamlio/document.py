@@ -20,6 +20,9 @@ class Positions:
 
     values: dict[FieldPath, tuple[int, int]] = field(default_factory=dict)
     keys: dict[FieldPath, tuple[int, int]] = field(default_factory=dict)
+    # Plain scalars that Kubernetes' YAML reader types as something other than text (`y`, `1e3`), by path:
+    # their text, for an error that says why a value is not a string (yamlio.loader).
+    typed_plain: dict[FieldPath, str] = field(default_factory=dict)
 
     def of_value(self, path: FieldPath) -> tuple[int, int]:
         """The value at path, or the nearest enclosing node that exists."""
@@ -44,6 +47,18 @@ class Document:
     def error(self, path: FieldPath, message: str, *, at_key: bool = False) -> Finding:
         line, col = self.positions.of_key(path) if at_key else self.positions.of_value(path)
         return Finding(self.file, line, col, format_path(path), message)
+
+    def reads_as(self, path: FieldPath) -> Optional[str]:
+        """Why the value at path is not text though it may look like it: `y reads as the boolean true in
+        Kubernetes YAML; quote it`, or None for a value that was not a plain scalar typed by that reader."""
+        text = self.positions.typed_plain.get(path)
+        if text is None:
+            return None
+        value = _value_at(self.data, path)
+        what = (
+            f"the boolean {'true' if value else 'false'}" if isinstance(value, bool) else "null" if value is None else f"the number {value}"
+        )
+        return f"{text} reads as {what} in Kubernetes YAML (kubectl, Argo CD, the API server); quote it"
 
     def error_inside(self, path: FieldPath, offset: int, message: str) -> Finding:
         """An error at the character `offset` of the string at path, at its line and column in the file."""

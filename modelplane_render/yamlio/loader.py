@@ -8,6 +8,7 @@ duplicate keys, tags other than the core ones, and merge keys (`<<`) are errors.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from typing import Any, Optional
@@ -17,7 +18,27 @@ import yaml
 from ..errors import FieldPath, Finding, InputError, MapKey, format_path
 from ..walk import MAX_FILE_BYTES
 from .document import LINE_BREAK, Document, Positions, line_col
-from .libyaml import SAFE_LOADER as _Loader
+from .kubernetes import plain_scalar
+from .libyaml import SAFE_LOADER
+
+# The tag every plain, untagged scalar of a source gets while composing: _scalar types it as Kubernetes'
+# YAML reader does (yamlio.kubernetes), not as PyYAML's YAML 1.1 resolver would.
+PLAIN_TAG = "tag:modelplane.ai,2026:plain"
+
+
+def source_loader(base: Any) -> Any:
+    """A loader class on `base` (libyaml's, or PyYAML's own) that leaves plain scalars for _scalar to type."""
+
+    class SourceLoader(base):  # type: ignore[misc]
+        def resolve(self, kind: Any, value: Any, implicit: Any) -> Any:
+            if kind is yaml.ScalarNode and implicit[0]:
+                return PLAIN_TAG
+            return super().resolve(kind, value, implicit)
+
+    return SourceLoader
+
+
+_Loader = source_loader(SAFE_LOADER)
 
 # Limits that keep hostile or broken input from taking the process down (stated in the README).
 # Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
@@ -38,6 +59,13 @@ class _Fault(Exception):
         self.column = mark.column + 1
         self.path = path
         self.message = message
+
+    @classmethod
+    def at(cls, line: int, column: int, message: str) -> _Fault:
+        """A fault of the whole document at a 1-based line and column."""
+        fault = cls.__new__(cls)
+        fault.line, fault.column, fault.path, fault.message = line, column, (), message
+        return fault
 
 
 # What YAML (and so kubectl's go-yaml) accepts as text: its printable set. libyaml reports the
@@ -70,6 +98,8 @@ def decode(shown: str, raw: bytes) -> str:
             ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
+    if text.startswith("\ufeff"):  # kubectl drops one; the next is text before the first key, and the API server refuses it
+        raise InputError([Finding(shown, 1, 1, ".", "a second byte-order mark at the start: kubectl drops only one; remove it")])
     problem = _not_yaml_text(shown, text, utf16=raw.startswith((b"\xff\xfe", b"\xfe\xff")))
     if problem:
         raise InputError([problem])
@@ -209,6 +239,8 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     documents: list[Document] = []
     try:
         budget.new_file()
+        if text.startswith("%") or "\n%" in text:
+            _refuse_directives(text)
         if _may_pass_a_limit(text, budget):
             _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
@@ -234,6 +266,20 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     except RecursionError:
         raise InputError([Finding(shown, 1, 1, ".", _TOO_DEEP)]) from None
     return documents
+
+
+_DIRECTIVE_LINE = re.compile(r"^%", re.MULTILINE)
+
+
+def _refuse_directives(text: str) -> None:
+    """A %YAML or %TAG directive is an error: kubectl splits a stream into documents at its `---` lines
+    (k8s.io/apimachinery's YAMLReader), so the directive reaches go-yaml alone, without its document."""
+    if not any(isinstance(e, yaml.DocumentStartEvent) and (e.version or e.tags) for e in yaml.parse(text, Loader=_Loader)):
+        return
+    line, column = line_col(text, next((m.start() for m in _DIRECTIVE_LINE.finditer(text)), 0))
+    raise _Fault.at(
+        line, column, "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it"
+    )
 
 
 def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
@@ -287,7 +333,7 @@ def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, bud
             return _construct_collection(node, path, positions, depth, budget, open_nodes)
         finally:
             open_nodes.discard(id(node))
-    return _scalar(node, path)
+    return _scalar(node, path, positions)
 
 
 def _construct_collection(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
@@ -297,12 +343,12 @@ def _construct_collection(node: Any, path: FieldPath, positions: Positions, dept
             raise _Fault(node.start_mark, path, f"YAML tag {tag} is not allowed: only the core tags are")
         result: dict[str, Any] = {}
         for key_node, value_node in node.value:
-            if key_node.tag == _T + "merge":
+            if key_node.tag == _T + "merge" or (key_node.tag == PLAIN_TAG and key_node.value == "<<"):
                 raise _Fault(key_node.start_mark, path, "YAML merge keys (<<) are not supported: write the keys out")
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Fault(key_node.start_mark, path, "a mapping key must be a scalar")
             budget.spend(key_node.start_mark, path)
-            key = _key_string(_scalar(key_node, path))
+            key = _key_string(_scalar(key_node, path, None), key_node, path)
             child: FieldPath = path + (key,)
             if key in result:
                 first = positions.keys[child][0]
@@ -320,8 +366,10 @@ def _is_identifier(key: str) -> bool:
     return key.replace("_", "a").isalnum() and key.isascii() and not key[:1].isdigit()
 
 
-def _scalar(node: Any, path: FieldPath) -> Any:
+def _scalar(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
     tag = node.tag
+    if tag == PLAIN_TAG:
+        return _plain(node, path, positions)
     if tag in (_T + "str", _T + "timestamp", "!"):
         return node.value  # go-yaml v2 hands timestamps to untyped fields as strings
     if tag == _T + "int":
@@ -359,12 +407,65 @@ def _typed(node: Any, path: FieldPath, kind: str, construct: Callable[[Any], Any
         raise _Fault(node.start_mark, path, f'"{shown}" is not {kind}, but is tagged {node.tag.replace(_T, "!!")}') from None
 
 
-def _key_string(key: Any) -> str:
-    """Map keys as sigs.k8s.io/yaml turns them into JSON object keys."""
+def _plain(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
+    """A plain scalar as sigs.k8s.io/yaml hands it to the API server: go-yaml v2's type, then JSON's number."""
+    kind, value = plain_scalar(node.value)
+    if kind == "str":
+        return value
+    if kind == "float":
+        if not math.isfinite(value):
+            raise _Fault(
+                node.start_mark,
+                path,
+                f"{node.value} reads as {'not-a-number' if math.isnan(value) else 'infinity'} in Kubernetes YAML, which JSON "
+                "can't hold: kubectl refuses the whole document; quote it for text",
+            )
+        if value.is_integer() and abs(value) < _INT64:
+            value = int(value)  # Go writes an integral float64 as a JSON integer: 1e3 is 1000 to the API server
+    if kind == "int" and not -_INT64 <= value < _INT64:
+        raise _Fault(node.start_mark, path, f"{node.value} is an integer past int64, which no Kubernetes field holds")
+    if positions is not None:
+        positions.typed_plain[path] = node.value
+    return value
+
+
+_INT64 = 1 << 63
+
+
+def _key_string(key: Any, node: Any, path: FieldPath) -> str:
+    """Map keys as sigs.k8s.io/yaml turns them into JSON object keys (a null key it refuses)."""
     if isinstance(key, str):
         return key
     if isinstance(key, bool):
         return "true" if key else "false"
     if key is None:
-        return "null"
+        raise _Fault(node.start_mark, path, "a null mapping key: Kubernetes YAML refuses it; quote it for text")
+    if isinstance(key, float):
+        return _go_float_text(key)
     return str(key)
+
+
+def _go_float_text(value: float) -> str:
+    """strconv.FormatFloat(value, 'g', -1, 64), as sigs.k8s.io/yaml writes a float key: 1000, 1e+06, 0.0001, 1e-05.
+
+    The shortest digits that read back (Python's repr finds the same), written %e when the
+    exponent is below -4 or at least 6 (Go's choice for the shortest form), else as a decimal.
+    """
+    from decimal import Decimal  # only a float key (`1.5: x`) needs it
+
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    shown = "".join(map(str, digits))
+    point = len(shown) + exponent  # digits before the decimal point
+    exp = point - 1
+    minus = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:
+        mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if point <= 0:
+        return f"{minus}0.{'0' * -point}{shown}"
+    if point >= len(shown):
+        return f"{minus}{shown}{'0' * (point - len(shown))}"
+    return f"{minus}{shown[:point]}.{shown[point:]}"
