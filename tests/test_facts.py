@@ -1,10 +1,15 @@
 """Engine facts: flags read as argparse takes them (the last wins, numbers ASCII and small), which engine a container runs, what it is told."""
 
+from __future__ import annotations
+
+from typing import Any, Optional
+
 import pytest
 
-from modelplane_render.facts.engines import SGLANG, VLLM, engine_of, flags_to_add, needs_model_flag
+from modelplane_render.facts.engines import SGLANG, VLLM, needs_model_flag
 from modelplane_render.facts.flags import find_flag, small_decimal
-from modelplane_render.model import Container, Engine, from_validated
+from modelplane_render.facts.registry import EngineRecord, recognise, resolve
+from modelplane_render.model import Container, ModelReplica, from_validated
 
 
 def test_the_last_occurrence_wins_in_either_spelling():  # type: ignore[no-untyped-def]
@@ -28,10 +33,26 @@ def test_small_decimal_refuses_anything_else_without_raising(text):  # type: ign
 # --- which engine a container runs, and what it is told ------------------------------------------------
 
 
-def _engine(container: dict, phase: str | None = None, role: str = "Standalone") -> Engine:  # type: ignore[type-arg]
-    member = {"role": role, "nodePoolName": "p", "deviceRequests": [{"name": "gpu", "count": 1, "deviceClassName": "gpu.nvidia.com"}]}
-    member["template"] = {"spec": {"containers": [{"name": "engine", **container}]}}
-    return from_validated(Engine, {"name": "e", "phase": phase, "members": [member]})
+def _replica(
+    container: dict[str, Any], phase: Optional[str] = None, pd: bool = False, gang: bool = False, cache: bool = False
+) -> ModelReplica:
+    """A replica of one engine whose members run `container`; built as judged, so only what resolve() reads matters."""
+    requests = [{"name": "gpu", "count": 1, "deviceClassName": "gpu.nvidia.com"}]
+    template = {"spec": {"containers": [{"name": "engine", **container}]}}
+    roles = [{"role": "Leader"}, {"role": "Worker", "worker": {"nodes": 2}}] if gang else [{"role": "Standalone"}]
+    members = [{**role, "nodePoolName": "p", "deviceRequests": requests, "template": template} for role in roles]
+    spec: dict[str, Any] = {"clusterName": "c", "engines": [{"name": "e", "phase": phase, "members": members}]}
+    if pd:
+        spec["serving"] = {"mode": "PrefillDecode"}
+    if cache:
+        spec["modelCacheRef"] = {"name": "weights"}
+    return from_validated(ModelReplica, {"metadata": {"name": "r"}, "spec": spec})
+
+
+def _record(container: dict[str, Any], phase: Optional[str] = None, pd: bool = False, cache: bool = False) -> EngineRecord:
+    replica = _replica(container, phase, pd, cache=cache)
+    engine = replica.spec.engines[0]
+    return resolve(engine.members[0], engine, replica)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +71,7 @@ def _engine(container: dict, phase: str | None = None, role: str = "Standalone")
     ],
 )
 def test_the_engine_is_recognised_by_its_command_then_its_image(container, engine):  # type: ignore[no-untyped-def]
-    assert engine_of(from_validated(Container, {"name": "engine", **container})) is engine
+    assert recognise(from_validated(Container, {"name": "engine", **container})) is engine
 
 
 @pytest.mark.parametrize(
@@ -70,8 +91,7 @@ def test_the_engine_is_recognised_by_its_command_then_its_image(container, engin
     ],
 )
 def test_an_engine_is_told_only_what_it_would_not_choose_itself(container, phase, pd, added):  # type: ignore[no-untyped-def]
-    engine = _engine(container, phase)
-    assert flags_to_add(engine, engine.members[0], pd) == added
+    assert _record(container, phase, pd).trailing_args == tuple(added)
 
 
 @pytest.mark.parametrize(
@@ -88,4 +108,5 @@ def test_an_engine_is_told_only_what_it_would_not_choose_itself(container, phase
     ],
 )
 def test_the_model_is_named_for_an_image_entrypoint_that_names_none(container, needed):  # type: ignore[no-untyped-def]
-    assert needs_model_flag(from_validated(Container, {"name": "engine", **container})) is needed
+    parsed = from_validated(Container, {"name": "engine", **container})
+    assert needs_model_flag(recognise(parsed), parsed) is needed
