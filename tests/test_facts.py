@@ -1,10 +1,27 @@
-"""Engine facts: flags read as argparse takes them (the last wins, numbers ASCII and small), which engine a container runs, what it is told."""
+"""Engine facts: flags read as argparse takes them (the last wins, numbers ASCII and small), which engine a container runs, what it is told.
+
+The engine record (facts.registry) is held here to values written by hand, fixture by fixture;
+tests/test_serving.py judges the rendered output with an oracle of its own.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional
 
 import pytest
 
-from modelplane_render.facts.engines import SGLANG, VLLM, engine_of, flags_to_add, needs_model_flag
+from conftest import VALID
+from modelplane_render import constants as c
+from modelplane_render.errors import Finding
+from modelplane_render.facts import registry
+from modelplane_render.facts.engines import SGLANG, VLLM, needs_model_flag
 from modelplane_render.facts.flags import find_flag, small_decimal
-from modelplane_render.model import Container, Engine, from_validated
+from modelplane_render.facts.registry import DEFAULT_ENGINE, ENGINES, RESERVED_ENV, EngineRecord, recognise, resolve, resolve_replica
+from modelplane_render.model import Container, ModelReplica, from_validated
+from modelplane_render.pipeline import classify
+from modelplane_render.sources import iter_documents
+from modelplane_render.validation import judge_replica
 
 
 def test_the_last_occurrence_wins_in_either_spelling():  # type: ignore[no-untyped-def]
@@ -28,10 +45,26 @@ def test_small_decimal_refuses_anything_else_without_raising(text):  # type: ign
 # --- which engine a container runs, and what it is told ------------------------------------------------
 
 
-def _engine(container: dict, phase: str | None = None, role: str = "Standalone") -> Engine:  # type: ignore[type-arg]
-    member = {"role": role, "nodePoolName": "p", "deviceRequests": [{"name": "gpu", "count": 1, "deviceClassName": "gpu.nvidia.com"}]}
-    member["template"] = {"spec": {"containers": [{"name": "engine", **container}]}}
-    return from_validated(Engine, {"name": "e", "phase": phase, "members": [member]})
+def _replica(
+    container: dict[str, Any], phase: Optional[str] = None, pd: bool = False, gang: bool = False, cache: bool = False
+) -> ModelReplica:
+    """A replica of one engine whose members run `container`; built as judged, so only what resolve() reads matters."""
+    requests = [{"name": "gpu", "count": 1, "deviceClassName": "gpu.nvidia.com"}]
+    template = {"spec": {"containers": [{"name": "engine", **container}]}}
+    roles = [{"role": "Leader"}, {"role": "Worker", "worker": {"nodes": 2}}] if gang else [{"role": "Standalone"}]
+    members = [{**role, "nodePoolName": "p", "deviceRequests": requests, "template": template} for role in roles]
+    spec: dict[str, Any] = {"clusterName": "c", "engines": [{"name": "e", "phase": phase, "members": members}]}
+    if pd:
+        spec["serving"] = {"mode": "PrefillDecode"}
+    if cache:
+        spec["modelCacheRef"] = {"name": "weights"}
+    return from_validated(ModelReplica, {"metadata": {"name": "r"}, "spec": spec})
+
+
+def _record(container: dict[str, Any], phase: Optional[str] = None, pd: bool = False, cache: bool = False) -> EngineRecord:
+    replica = _replica(container, phase, pd, cache=cache)
+    engine = replica.spec.engines[0]
+    return resolve(engine.members[0], engine, replica)
 
 
 @pytest.mark.parametrize(
@@ -50,7 +83,7 @@ def _engine(container: dict, phase: str | None = None, role: str = "Standalone")
     ],
 )
 def test_the_engine_is_recognised_by_its_command_then_its_image(container, engine):  # type: ignore[no-untyped-def]
-    assert engine_of(from_validated(Container, {"name": "engine", **container})) is engine
+    assert recognise(from_validated(Container, {"name": "engine", **container})) is engine
 
 
 @pytest.mark.parametrize(
@@ -70,8 +103,7 @@ def test_the_engine_is_recognised_by_its_command_then_its_image(container, engin
     ],
 )
 def test_an_engine_is_told_only_what_it_would_not_choose_itself(container, phase, pd, added):  # type: ignore[no-untyped-def]
-    engine = _engine(container, phase)
-    assert flags_to_add(engine, engine.members[0], pd) == added
+    assert _record(container, phase, pd).trailing_args == tuple(added)
 
 
 @pytest.mark.parametrize(
@@ -88,4 +120,159 @@ def test_an_engine_is_told_only_what_it_would_not_choose_itself(container, phase
     ],
 )
 def test_the_model_is_named_for_an_image_entrypoint_that_names_none(container, needed):  # type: ignore[no-untyped-def]
-    assert needs_model_flag(from_validated(Container, {"name": "engine", **container})) is needed
+    parsed = from_validated(Container, {"name": "engine", **container})
+    assert needs_model_flag(recognise(parsed), parsed) is needed
+
+
+# --- the engine record: each member resolved once, before validation's port checks and the plan --------
+
+# (fixture, replica, engine, member role): (engine type, the port it binds, whether the user chose
+# it, its prefill/decode role, its gang's pod count). Read from the fixtures by hand, not computed:
+# the record must say what each fixture's YAML and its comments say.
+FIXTURE_MEMBERS: dict[tuple[str, str, str, str], tuple[str, int, bool, Optional[str], int]] = {
+    ("cel-selectors-two-device-requests", "mixtral-coreweave-h100-0", "mixtral", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("endpoint-picker-overrides", "qwen3-32b-eks-h100-0", "qwen3-32b", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("env-from-secrets-and-downward-api", "llama-405b-eks-h100-0", "llama-405b", "Leader"): ("vllm", 8000, False, None, 2),
+    ("env-from-secrets-and-downward-api", "llama-405b-eks-h100-0", "llama-405b", "Worker"): ("vllm", 8000, False, None, 2),
+    ("image-pull-secrets", "internal-llm-onprem-0", "internal-llm", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("model-cache-sglang-command", "laguna-nebius-h100-0", "laguna", "Standalone"): ("sglang", 8000, True, None, 1),
+    ("model-cache-vllm", "qwen-72b-aks-a100-0", "qwen-72b", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("multi-node-leader-worker", "qwen3-coder-eks-h200-0", "qwen3-coder", "Leader"): ("vllm", 8000, False, None, 2),
+    ("multi-node-leader-worker", "qwen3-coder-eks-h200-0", "qwen3-coder", "Worker"): ("vllm", 8000, False, None, 2),
+    (
+        "names-at-63-character-limit",
+        "qwen3-235b-a22b-instruct-2507-fp8-eks-us-east-2-h200-pool-a-0",
+        "qwen3-235b-a22b-instruct-2507-fp8-tensor-parallel-eight-engine",
+        "Leader",
+    ): ("vllm", 8000, False, None, 2),
+    (
+        "names-at-63-character-limit",
+        "qwen3-235b-a22b-instruct-2507-fp8-eks-us-east-2-h200-pool-a-0",
+        "qwen3-235b-a22b-instruct-2507-fp8-tensor-parallel-eight-engine",
+        "Worker",
+    ): ("vllm", 8000, False, None, 2),
+    ("null-labels-and-annotations", "qwen3-8b-eks-l4-1", "qwen3-8b", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("objects-passed-through", "mistral-small-eks-l40s-0", "mistral-small", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("prefill-decode-kimi-k2", "kimi-k2-eks-h200-0", "kimi-prefill", "Standalone"): ("vllm", 8000, True, "prefill", 1),
+    ("prefill-decode-kimi-k2", "kimi-k2-eks-h200-0", "kimi-decode", "Standalone"): ("vllm", 8001, True, "decode", 1),
+    ("ray-gang-leader-serves", "deepseek-r1-gke-a3-0", "deepseek-r1", "Leader"): ("vllm", 8000, False, None, 3),
+    ("ray-gang-leader-serves", "deepseek-r1-gke-a3-0", "deepseek-r1", "Worker"): ("vllm", 8000, False, None, 3),
+    ("several-copies", "llama-8b-eks-l40s-0", "llama-8b", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("several-replicas-in-one-file", "phi-4-eks-l4-0", "phi-4", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("several-replicas-in-one-file", "phi-4-gke-l4-1", "phi-4", "Standalone"): ("vllm", 8000, False, None, 1),
+    ("sglang-prefill-decode", "gpt-oss-gke-h100-0", "gpt-oss-prefill", "Standalone"): ("sglang", 8000, False, "prefill", 1),
+    ("sglang-prefill-decode", "gpt-oss-gke-h100-0", "gpt-oss-decode", "Standalone"): ("sglang", 30000, False, "decode", 1),
+    ("sidecar-with-ports-and-probe", "gemma-gke-l4-0", "gemma", "Standalone"): ("vllm", 8080, True, None, 1),
+    ("single-gpu-standalone", "qwen3-8b-eks-l4-0", "qwen3-8b", "Standalone"): ("vllm", 8000, False, None, 1),
+}
+
+
+def _fixture_replicas() -> list[tuple[str, ModelReplica]]:
+    replicas = []
+    for document in iter_documents([str(p) for p in VALID]):
+        if isinstance(document, Finding) or classify(document)[0] != "replica":
+            continue
+        replica, errors = judge_replica(document, "default")
+        assert errors == []
+        replicas.append((document.file.split("/")[-2], replica))
+    return replicas
+
+
+def test_every_fixture_member_resolves_to_its_engine_port_and_role():  # type: ignore[no-untyped-def]
+    found = {}
+    for fixture, replica in _fixture_replicas():
+        for engine, records in zip(replica.spec.engines, resolve_replica(replica).records, strict=True):
+            for member, record in zip(engine.members, records, strict=True):
+                assert record.member is member and record.engine_name == engine.name and record.position == member.role
+                assert record.container.name == c.ENGINE_CONTAINER
+                key = (fixture, replica.metadata.name, engine.name, member.role)
+                found[key] = (record.engine.engine_type, record.port, record.user_port, record.pd_role, record.gang_size)
+    assert found == FIXTURE_MEMBERS
+
+
+@pytest.mark.parametrize(
+    "fixture,engine,port",
+    [
+        ("single-gpu-standalone", "qwen3-8b", 8000),
+        ("prefill-decode-kimi-k2", "kimi-decode", 8001),
+        ("sglang-prefill-decode", "gpt-oss-decode", 30000),
+    ],
+)
+def test_the_pool_sends_to_the_first_engine_or_the_decode_engine(fixture, engine, port):  # type: ignore[no-untyped-def]
+    (replica,) = [r for f, r in _fixture_replicas() if f == fixture]
+    member = resolve_replica(replica).pool_member()
+    assert (member.engine_name, member.port, member.serving) == (engine, port, True)
+
+
+def test_the_registry_holds_vllm_first_as_the_default_and_sglang():  # type: ignore[no-untyped-def]
+    # Not pinned to exactly these two: a new engine is an entry appended here and nothing else.
+    assert ENGINES[:2] == (VLLM, SGLANG) and DEFAULT_ENGINE is VLLM
+    assert len({f.engine_type for f in ENGINES}) == len(ENGINES)
+    # An entry other than the default that shows no mark could never be recognised.
+    assert all(f.command_marks and f.image_marks for f in ENGINES if f is not DEFAULT_ENGINE)
+
+
+def test_a_new_engine_is_an_entry_in_the_registry(monkeypatch):  # type: ignore[no-untyped-def]
+    """What issue 23 promises: an engine is added in facts/ alone, and the record then carries all of it."""
+    fake = replace(SGLANG, name="Fake", engine_type="fake", command_marks=("fake-serve",), image_marks=("fake",), default_port=9000)
+    monkeypatch.setattr(registry, "ENGINES", (*ENGINES, fake))
+    assert recognise(from_validated(Container, {"name": "engine", "image": "example.com/fake:1"})) is fake
+    record = _record({"image": "x", "command": ["fake-serve"]})
+    assert (record.engine, record.port, record.user_port) == (fake, 9000, False)
+    assert record.trailing_args == ("--host=0.0.0.0", "--enable-metrics")
+
+
+@pytest.mark.parametrize(
+    "container,pd,gang,env",
+    [
+        ({"image": "vllm/vllm-openai"}, False, False, []),
+        ({"image": "vllm/vllm-openai"}, True, False, [c.NIXL_HOST_ENV, c.NIXL_PORT_ENV]),
+        ({"image": "x", "command": ["sglang", "serve"]}, True, False, []),
+        ({"image": "vllm/vllm-openai"}, False, True, [c.ENV_LEADER_ADDRESS, c.ENV_RANK]),
+        # The gang's env comes first, so that `$(MODELPLANE_RANK)` resolves in whatever follows it.
+        ({"image": "vllm/vllm-openai"}, True, True, [c.ENV_LEADER_ADDRESS, c.ENV_RANK, c.NIXL_HOST_ENV, c.NIXL_PORT_ENV]),
+    ],
+)
+def test_each_member_is_told_its_gang_and_its_engines_transfer_env(container, pd, gang, env):  # type: ignore[no-untyped-def]
+    replica = _replica(container, "Decode" if pd else None, pd, gang)
+    engine = replica.spec.engines[0]
+    for member in engine.members:
+        assert [e.name for e in resolve(member, engine, replica).env] == env
+    assert set(env) <= RESERVED_ENV
+
+
+def test_reserved_env_is_every_name_we_set():  # type: ignore[no-untyped-def]
+    assert RESERVED_ENV == {c.ENV_LEADER_ADDRESS, c.ENV_RANK, c.NIXL_HOST_ENV, c.NIXL_PORT_ENV}
+
+
+@pytest.mark.parametrize(
+    "args,phase,port,port_arg,ours",
+    [
+        (None, None, 8000, None, 8000),
+        (["--port=9000"], None, 9000, 0, 8000),
+        (["m", "--port", "9000"], None, 9000, 2, 8000),
+        (["--port=abc"], None, None, 0, 8000),
+        (["--port=0"], None, None, 0, 8000),
+        (None, "Decode", 8001, None, 8001),
+        (["--port=8000"], "Decode", 8000, 0, 8001),
+        (None, "Prefill", 8000, None, 8000),
+    ],
+)
+def test_the_port_is_the_users_or_ours_and_the_record_says_which(args, phase, port, port_arg, ours):  # type: ignore[no-untyped-def]
+    container: dict[str, Any] = {"image": "vllm/vllm-openai"} | ({"args": args} if args is not None else {})
+    record = _record(container, phase, pd=phase is not None)
+    assert (record.port, record.port_arg, record.our_port, record.user_port) == (port, port_arg, ours, port_arg is not None)
+
+
+@pytest.mark.parametrize(
+    "container,leading,trailing",
+    [
+        ({"image": "vllm/vllm-openai"}, (c.MODEL_CACHE_PATH,), ()),
+        ({"image": "vllm/vllm-openai", "args": ["--model=/m"]}, (), ()),
+        # SGLang names the model by flag; this one also starts no server by itself (validation refuses it).
+        ({"image": "lmsysorg/sglang"}, (), ("--host=0.0.0.0", "--enable-metrics")),
+    ],
+)
+def test_the_model_cache_is_named_where_the_engine_reads_it(container, leading, trailing):  # type: ignore[no-untyped-def]
+    record = _record(container, cache=True)
+    assert (record.leading_args, record.trailing_args) == (leading, trailing)

@@ -5,6 +5,11 @@ what is under test): the port it binds when no flag says, the address it listens
 the model. The port a container really binds must be the one its pod declares, its probes check,
 the pool targets and the pd-sidecar forwards to; the picker's probes must ask for services its
 health server answers; its Role must cover what it watches.
+
+This oracle is independent on purpose: it never imports facts.registry or facts.engines to compute
+what it expects (engine_kind, DEFAULT_PORT and argv below are its own), so a wrong fact in the
+registry fails here instead of being copied into the expectation. A new engine in the registry is
+taught to this file by hand.
 """
 
 from __future__ import annotations

@@ -7,15 +7,17 @@ from typing import Any, Optional
 
 from .. import constants as c
 from .. import names
-from ..facts.engines import block_size, decode_engine, is_prefill_decode
 from ..facts.picker import LIVENESS_SERVICE, PARSERS, READINESS_SERVICE, TERMINATION_GRACE_SECONDS, prefix_block_tokens
+from ..facts.registry import EngineRecord
 from ..model import ModelReplica, PickerContainer, to_plain
 from ..yamlio.libyaml import write_plain
 from .pods import env_list
 
 
-def _picker_config(replica: ModelReplica) -> dict[str, Any]:
+def _picker_config(replica: ModelReplica, pool_member: EngineRecord) -> dict[str, Any]:
     """The EndpointPickerConfig: the user's whole config, or llm-d's defaults for the mode.
+
+    The prefix blocks follow the block size of the engine the pool sends to (pool_member).
 
     Every parameter written here takes effect at llm-d-router v0.9.0 (facts.picker says why each is
     what it is); the rest are the picker's own defaults, left out so they can't mislead.
@@ -23,12 +25,11 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
     serving = replica.spec.serving
     if serving and serving.endpoint_picker and serving.endpoint_picker.config is not None:
         return serving.endpoint_picker.config
-    pd = is_prefill_decode(replica)
-    engine = decode_engine(replica) if pd else replica.spec.engines[0]
+    pd = pool_member.pd_role is not None
     plugins: list[dict[str, Any]] = [
         {
             "type": "approx-prefix-cache-producer",
-            "parameters": {"autoTune": True, "blockSizeTokens": prefix_block_tokens(block_size(engine))},
+            "parameters": {"autoTune": True, "blockSizeTokens": prefix_block_tokens(pool_member.block_size)},
         },
         {"type": "prefix-cache-scorer"},
         {"type": "queue-scorer"},
@@ -62,8 +63,8 @@ def _picker_config(replica: ModelReplica) -> dict[str, Any]:
     }
 
 
-def picker_config_text(replica: ModelReplica) -> str:
-    return _config_yaml(_picker_config(replica))
+def picker_config_text(replica: ModelReplica, pool_member: EngineRecord) -> str:
+    return _config_yaml(_picker_config(replica, pool_member))
 
 
 # Replicas of one shape share their picker config (the default, with one block size), and

@@ -6,8 +6,8 @@ from typing import Any
 
 from .. import constants as c
 from .. import kinds, names
-from ..facts.engines import decode_engine, is_prefill_decode, member_is_serving, serving_port
 from ..facts.picker import ROLE_RULES
+from ..facts.registry import resolve_replica
 from ..model import ModelReplica
 from ..options import Options
 from . import ReplicaPlan
@@ -19,7 +19,9 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
     name = replica.metadata.name
     namespace = replica.metadata.namespace or options.namespace
     assert namespace, "a replica without a namespace is rejected before planning"
-    pd = is_prefill_decode(replica)
+    # Every member's engine, resolved once: what the pods, the pool and the picker's config read.
+    resolved = resolve_replica(replica)
+    pool_member = resolved.pool_member()
     meta_labels = _object_labels(replica)
     meta_annotations = dict(replica.metadata.annotations)
     plan = ReplicaPlan(name, namespace)
@@ -31,29 +33,27 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
 
     picker = names.picker_name(name)
     pool = names.pool_name(name)
-    config_text = picker_config_text(replica)
+    config_text = picker_config_text(replica, pool_member)
     add(kinds.SERVICE_ACCOUNT, picker)
     add(kinds.ROLE, picker, rules=list(ROLE_RULES))
     add(kinds.ROLE_BINDING, picker, service_account=picker)
     add(kinds.CONFIG_MAP, picker, data={c.PICKER_CONFIG_KEY: config_text})
 
     workloads: list[tuple[str, dict[str, Any]]] = []
-    for engine in replica.spec.engines:
+    for engine, records in zip(replica.spec.engines, resolved.records, strict=True):
         pods: dict[str, dict[str, Any]] = {}
-        for member in engine.members:
+        for record in records:
             claim = None
-            if member.device_requests:
-                claim = names.claim_template_name(name, engine.name, member.role)
-                add(kinds.RESOURCE_CLAIM_TEMPLATE, claim, requests=device_requests(member))
-            pods[member.role] = pod(replica, engine, member, claim, pd, options)
-        workers = engine.member("Worker")
-        size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
+            if record.member.device_requests:
+                claim = names.claim_template_name(name, engine.name, record.position)
+                add(kinds.RESOURCE_CLAIM_TEMPLATE, claim, requests=device_requests(record.member))
+            pods[record.position] = pod(replica, record, claim, options)
         workloads.append(
             (
                 names.workload_name(name, engine.name),
                 {
                     "replicas": engine.copies,
-                    "size": size,
+                    "size": records[0].gang_size,
                     "leader": pods.get("Leader"),
                     "worker": pods.get("Worker") or pods["Standalone"],
                     "engine_label": engine.name,
@@ -63,9 +63,7 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
     for workload, values in workloads:
         add(kinds.LEADER_WORKER_SET, workload, **values)
 
-    serving_engine = decode_engine(replica) if pd else replica.spec.engines[0]
-    serving_member = next(m for m in serving_engine.members if member_is_serving(m))
-    target_port = c.PD_SIDECAR_PORT if pd else serving_port(serving_engine, serving_member, pd)
+    target_port = c.PD_SIDECAR_PORT if resolved.prefill_decode else pool_member.port
     add(
         kinds.INFERENCE_POOL,
         pool,

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from .. import constants as c
 from .. import names
 from ..errors import FieldPath, Finding, MapKey
-from ..facts.engines import chosen_port, engine_container, engine_of, engine_port_spec, member_is_serving
 from ..facts.flags import has_flag
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
-from ..model import Container, Engine, EngineMember, ModelReplica
+from ..facts.registry import RESERVED_ENV, EngineRecord, ResolvedReplica, resolve_replica
+from ..model import Container, EngineMember, ModelReplica
 from ..yamlio.document import Document
 
 # The names of the checks, for the differential test and the docs.
@@ -79,8 +79,9 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
             errors.extend(_check_member(member, epath + ("members", j), document))
     if spec.model_cache_ref and not names.DNS_1123_SUBDOMAIN.match(spec.model_cache_ref.name):
         fail(("spec", "modelCacheRef", "name"), _REFERENCE_MESSAGE + " (a PersistentVolumeClaim)")
-    errors.extend(_check_ports(replica, document))
-    errors.extend(_check_engine_commands(replica, document))
+    resolved = resolve_replica(replica)
+    errors.extend(_check_ports(replica, resolved, document))
+    errors.extend(_check_engine_commands(resolved, document))
     errors.extend(_check_picker(replica, document))
     return errors
 
@@ -107,23 +108,21 @@ def _check_member(member: EngineMember, mpath: FieldPath, document: Document) ->
     for k, container in enumerate(spec.containers):
         cpath = mpath + ("template", "spec", "containers", k)
         if container.name == c.ENGINE_CONTAINER:
-            reserved = {c.ENV_LEADER_ADDRESS, c.ENV_RANK, c.NIXL_HOST_ENV, c.NIXL_PORT_ENV}
             for n, env in enumerate(container.env or []):
-                if env.name in reserved:
+                if env.name in RESERVED_ENV:
                     yield document.error(
                         cpath + ("env", n, "name"), f"{env.name} is set by modelplane-render on the engine container; remove it"
                     )
 
 
-def _check_engine_commands(replica: ModelReplica, document: Document) -> Iterator[Finding]:
+def _check_engine_commands(resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
     """An engine whose image starts no server by itself must say what to run."""
-    for i, engine in enumerate(replica.spec.engines):
-        for j, member in enumerate(engine.members):
-            k, container = engine_container(member)
-            facts = engine_of(container)
-            if container.command is None and not facts.image_serves:
+    for i, records in enumerate(resolved.records):
+        for j, record in enumerate(records):
+            facts = record.engine
+            if record.container.command is None and not facts.image_serves:
                 yield document.error(
-                    ("spec", "engines", i, "members", j, "template", "spec", "containers", k, "image"),
+                    ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index, "image"),
                     f"{facts.name}'s images start no server by themselves: set the engine's command, "
                     f"e.g. [{', '.join(facts.server_command)}]",
                 )
@@ -133,40 +132,33 @@ def _port_owner(container: Container) -> str:
     return f"container {container.name}"
 
 
-def _check_ports(replica: ModelReplica, document: Document) -> Iterator[Finding]:
+def _check_ports(replica: ModelReplica, resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
     """Every pod's ports are unique by number and by name; the serving port agrees with the pool."""
-    prefill_decode = replica.spec.serving is not None and replica.spec.serving.mode == "PrefillDecode"
+    prefill_decode = resolved.prefill_decode
     serving_ports: dict[int, tuple[int, FieldPath]] = {}
-    for i, engine in enumerate(replica.spec.engines):
-        for j, member in enumerate(engine.members):
-            yield from _check_pod_ports(engine, member, ("spec", "engines", i, "members", j), prefill_decode, document)
-            if member_is_serving(member):
-                port, where = engine_port_spec(engine, member, prefill_decode)
+    for i, records in enumerate(resolved.records):
+        for j, record in enumerate(records):
+            yield from _check_pod_ports(record, ("spec", "engines", i, "members", j), document)
+            if record.serving:
+                port = record.port
+                arg_path: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index, "args")
                 if port is None:
-                    assert where is not None
-                    yield document.error(
-                        ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1]),
-                        "--port must be a port number from 1 to 65535",
-                    )
+                    assert record.port_arg is not None
+                    yield document.error(arg_path + (record.port_arg,), "--port must be a port number from 1 to 65535")
                     continue
-                engine_path: FieldPath = (
-                    ("spec", "engines", i, "members", j, "template", "spec", "containers", where[0], "args", where[1])
-                    if where
-                    else ("spec", "engines", i)
-                )
+                engine_path = arg_path + (record.port_arg,) if record.port_arg is not None else ("spec", "engines", i)
                 serving_ports.setdefault(port, (i, engine_path))
-                if prefill_decode and engine.phase == "Prefill" and port != c.SERVING_PORT:
+                if record.pd_role == "prefill" and port != c.SERVING_PORT:
                     yield document.error(
                         engine_path,
                         f"under PrefillDecode the Prefill engine must serve on port {c.SERVING_PORT}, the port the "
                         f"InferencePool targets (the decode pod's pd-sidecar listens there too); it serves on {port}",
                     )
-                if prefill_decode and engine.phase == "Decode" and port == c.PD_SIDECAR_PORT:
-                    chosen = chosen_port(engine_of(engine_container(member)[1]), engine, prefill_decode)
+                if record.pd_role == "decode" and port == c.PD_SIDECAR_PORT:
                     yield document.error(
                         engine_path,
                         f"under PrefillDecode the Decode engine can't serve on port {c.PD_SIDECAR_PORT}: the pd-sidecar "
-                        f"owns it (leave --port out, and modelplane-render serves it on {chosen})",
+                        f"owns it (leave --port out, and modelplane-render serves it on {record.our_port})",
                     )
     if not prefill_decode and len(serving_ports) > 1:
         (first_port, (first, _)), *others = sorted(serving_ports.items(), key=lambda item: item[1][0])
@@ -178,20 +170,20 @@ def _check_ports(replica: ModelReplica, document: Document) -> Iterator[Finding]
             )
 
 
-def _check_pod_ports(engine: Engine, member: EngineMember, mpath: FieldPath, prefill_decode: bool, document: Document) -> Iterator[Finding]:
+def _check_pod_ports(record: EngineRecord, mpath: FieldPath, document: Document) -> Iterator[Finding]:
     by_number: dict[int, str] = {}
     by_name: dict[str, str] = {}
-    if member_is_serving(member):
-        port, _ = engine_port_spec(engine, member, prefill_decode)
-        if port is not None:
-            by_number[port] = "the engine's serving port"
+    sidecar = record.pd_sidecar
+    if record.serving:
+        if record.port is not None:
+            by_number[record.port] = "the engine's serving port"
         by_name[c.SERVING_PORT_NAME] = "the engine's serving port"
-        if prefill_decode and engine.phase == "Decode":
+        if sidecar:
             by_number[c.PD_SIDECAR_PORT] = "the pd-sidecar's port"
             by_name[c.PD_SIDECAR_PORT_NAME] = "the pd-sidecar's port"
-    for k, container in enumerate(member.template.spec.containers):
+    for k, container in enumerate(record.member.template.spec.containers):
         cpath = mpath + ("template", "spec", "containers", k)
-        if prefill_decode and engine.phase == "Decode" and container.name == c.PD_SIDECAR_CONTAINER and member_is_serving(member):
+        if sidecar and container.name == c.PD_SIDECAR_CONTAINER:
             yield document.error(
                 cpath + ("name",), f"{c.PD_SIDECAR_CONTAINER} is the name of the container modelplane-render adds to a decode pod"
             )

@@ -1,0 +1,196 @@
+"""Which engine each member runs, and all the plan and validation need to know of it, resolved once.
+
+`ENGINES` is the ordered registry of engine facts (facts.engines): `recognise` takes the first
+entry whose mark a container shows, else `DEFAULT_ENGINE`. `resolve` turns one member into an
+`EngineRecord`: the engine program, its container, the port it binds and whether the user chose
+it, its prefill/decode role, its place in its gang, and what we tell it. Validation and the plan
+each resolve a replica once (`resolve_replica`) and read the records; neither asks which engine
+a container runs, nor has an engine's name in it. A new engine is an `EngineFacts` and its place
+in `ENGINES`; nothing else.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from .. import constants as c
+from ..model import Container, Engine, EngineMember, ModelReplica
+from .engines import SGLANG, VLLM, EngineFacts, EnvFact, args_reach_engine, block_size, needs_model_flag
+from .flags import find_flag, has_flag, small_decimal
+
+# In the order recognise() asks them: an earlier entry wins when a container shows the marks of two.
+ENGINES: tuple[EngineFacts, ...] = (VLLM, SGLANG)
+# A container that shows no engine's mark: vLLM, whose images (vllm/vllm-openai, llm-d's) this tool was built for.
+DEFAULT_ENGINE = VLLM
+
+# What every member of a multi-node gang is told, first in its env so that `$(MODELPLANE_RANK)`
+# in a user's args or env resolves.
+GANG_ENV = (EnvFact(c.ENV_LEADER_ADDRESS, value=c.LWS_LEADER_ADDRESS), EnvFact(c.ENV_RANK, value=c.LWS_WORKER_INDEX))
+
+# Env names we set on some engine container, so a user may set none of them on any.
+RESERVED_ENV = frozenset(env.name for env in GANG_ENV) | frozenset(env.name for facts in ENGINES for env in facts.pd_env)
+
+# The member roles whose pods serve: Standalone pods and Leader pods; workers only join the leader's gang.
+SERVING_POSITIONS = ("Standalone", "Leader")
+
+
+def recognise(container: Container) -> EngineFacts:
+    """The engine a container runs: the first of ENGINES whose mark its command or, lacking one, its image shows.
+
+    The command decides first (`python3 -m sglang.launch_server`, `sglang serve`, or a shell string
+    holding either), then the image's repository (`lmsysorg/sglang`); anything else is the default
+    engine. Args are not read yet: an engine named only in them (`command: [python3]`, `args: [-m,
+    sglang.launch_server]`) is the serving issue's (issue 30).
+    """
+    if container.command:
+        words = container.command
+        return next((f for f in ENGINES if any(mark in word for word in words for mark in f.command_marks)), DEFAULT_ENGINE)
+    repository = container.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
+    return next((f for f in ENGINES if any(mark in repository for mark in f.image_marks)), DEFAULT_ENGINE)
+
+
+@dataclass(frozen=True)
+class EngineRecord:
+    """One member's engine, resolved once from its container and the replica around it."""
+
+    # The engine program the container runs, and the name of the spec.engines entry it belongs to.
+    engine: EngineFacts
+    engine_name: str
+    member: EngineMember
+    # The container named `engine`, and its index in the pod's containers.
+    container_index: int
+    container: Container
+    # Its place in its gang: Standalone, Leader or Worker (the member's role), and the gang's pod count.
+    position: str
+    gang_size: int
+    # "prefill" or "decode" under PrefillDecode (the llm-d.ai/role label's value), else None.
+    pd_role: Optional[str]
+    # The port it binds: the user's --port, else ours. None: a --port that is not a port number.
+    port: Optional[int]
+    # Where in the container's args --port's value is (None: the user set no --port, we chose the port).
+    port_arg: Optional[int]
+    # The port we choose when its args set none (its own default, unless the pool or the pd-sidecar needs another).
+    our_port: int
+    block_size: int
+    # Whether flags we add to `args` reach the engine's parser (not a shell's positional parameters).
+    args_reach_engine: bool
+    # What we tell it: env before the user's, args before and after the user's.
+    env: tuple[EnvFact, ...]
+    leading_args: tuple[str, ...]
+    trailing_args: tuple[str, ...]
+
+    @property
+    def serving(self) -> bool:
+        return self.position in SERVING_POSITIONS
+
+    @property
+    def pd_sidecar(self) -> bool:
+        """Whether its pod gets the pd-sidecar, in front of its port: a serving member of the decode engine."""
+        return self.serving and self.pd_role == "decode"
+
+    @property
+    def user_port(self) -> bool:
+        """Whether the user chose the port (a --port in the args), rather than we."""
+        return self.port_arg is not None
+
+
+@dataclass(frozen=True)
+class ResolvedReplica:
+    """Every member of a replica resolved: records[i][j] is spec.engines[i].members[j]."""
+
+    prefill_decode: bool
+    records: tuple[tuple[EngineRecord, ...], ...]
+
+    def pool_member(self) -> EngineRecord:
+        """The serving member the pool sends to (the decode engine's, under PrefillDecode, through its pd-sidecar).
+
+        The picker's prefix blocks follow its block size.
+        """
+        engine = next(r for r in self.records if r[0].pd_role == "decode") if self.prefill_decode else self.records[0]
+        return next(record for record in engine if record.serving)
+
+
+def is_prefill_decode(replica: ModelReplica) -> bool:
+    return replica.spec.serving is not None and replica.spec.serving.mode == "PrefillDecode"
+
+
+def resolve_replica(replica: ModelReplica) -> ResolvedReplica:
+    records = tuple(tuple(resolve(member, engine, replica) for member in engine.members) for engine in replica.spec.engines)
+    return ResolvedReplica(is_prefill_decode(replica), records)
+
+
+def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> EngineRecord:
+    """One member's EngineRecord (its replica has passed the CRD's checks: exactly one container is `engine`)."""
+    ((index, container),) = [(i, ct) for i, ct in enumerate(member.template.spec.containers) if ct.name == c.ENGINE_CONTAINER]
+    facts = recognise(container)
+    args = container.args or []
+    pd_role = None
+    if is_prefill_decode(replica):
+        pd_role = "prefill" if engine.phase == "Prefill" else "decode"
+    ours = _our_port(facts, pd_role)
+    port: Optional[int] = ours
+    port_arg = None
+    found = find_flag(args, "--port")
+    if found is not None:
+        port_arg = found[0]
+        port = small_decimal(found[1])
+        if port is None or not 1 <= port <= 65535:
+            port = None
+    workers = engine.member("Worker")
+    reach = args_reach_engine(container)
+    leading: tuple[str, ...] = ()
+    trailing = _flags(facts, args, ours) if member.role in SERVING_POSITIONS and reach else []
+    if replica.spec.model_cache_ref and needs_model_flag(facts, container):
+        # Without it vLLM silently serves its default model instead of the cache. vLLM takes
+        # it first and positional (`vllm serve MODEL`): its --model is deprecated.
+        if facts.positional_model:
+            leading = (c.MODEL_CACHE_PATH,)
+        else:
+            trailing.append(f"{facts.model_flags[0]}={c.MODEL_CACHE_PATH}")
+    env = (GANG_ENV if member.role in ("Leader", "Worker") else ()) + (facts.pd_env if pd_role else ())
+    return EngineRecord(
+        engine=facts,
+        engine_name=engine.name,
+        member=member,
+        container_index=index,
+        container=container,
+        position=member.role,
+        gang_size=1 + (workers.worker.nodes if workers and workers.worker else 0),
+        pd_role=pd_role,
+        port=port,
+        port_arg=port_arg,
+        our_port=ours,
+        block_size=block_size(facts, args),
+        args_reach_engine=reach,
+        env=env,
+        leading_args=leading,
+        trailing_args=tuple(trailing),
+    )
+
+
+def _our_port(facts: EngineFacts, pd_role: Optional[str]) -> int:
+    """The port an engine with no --port serves on: its own default, unless the pool or the pd-sidecar needs another.
+
+    Under PrefillDecode the pool targets the pd-sidecar's port on decode pods, and the sidecar
+    sends prefill requests to that same port on prefill pods, so a prefill engine serves there;
+    a decode engine whose default is the sidecar's port moves to DECODE_PORT.
+    """
+    if pd_role is None:
+        return facts.default_port
+    if pd_role == "prefill":
+        return c.PD_SIDECAR_PORT
+    return c.DECODE_PORT if facts.default_port == c.PD_SIDECAR_PORT else facts.default_port
+
+
+def _flags(facts: EngineFacts, args: list[str], ours: int) -> list[str]:
+    """The flags a serving engine must be told: a port it would not choose, an address and metrics it would not serve."""
+    added = []
+    if find_flag(args, "--port") is None and ours != facts.default_port:
+        added.append(f"--port={ours}")
+    if facts.default_host is not None and find_flag(args, "--host") is None:
+        # The kubelet's probes and the pool's traffic come to the pod's IP, never its loopback.
+        added.append("--host=0.0.0.0")
+    if facts.metrics_flag is not None and not has_flag(args, facts.metrics_flag):
+        added.append(facts.metrics_flag)
+    return added
