@@ -25,7 +25,6 @@ from modelplane_render.yamlio import fast, libyaml
 from modelplane_render.yamlio.kubernetes import reads_as_string
 from modelplane_render.yamlio.scalars import PLAIN, STR, tag_of
 
-
 _SAFE_DUMPER = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
