@@ -89,3 +89,40 @@ def plain_scalar(text: str) -> tuple[str, Any]:
 def reads_as_string(text: str) -> bool:
     """Whether go-yaml v2 (and so v3) reads this text, written plain, as this same string."""
     return plain_scalar(text)[0] == "str"
+
+
+def json_key(key: str | bool | int | float) -> str:
+    """A mapping key as sigs.k8s.io/yaml writes it into JSON: `true`, `1000`, `1.5`, `1e+06`."""
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, float):
+        return _go_float_text(key)
+    return str(key)
+
+
+def _go_float_text(value: float) -> str:
+    """strconv.FormatFloat(value, 'g', -1, 64), as sigs.k8s.io/yaml writes a float key: 1000, 1e+06, 0.0001, 1e-05.
+
+    The shortest digits that read back (Python's repr finds the same), written %e when the
+    exponent is below -4 or at least 6 (Go's choice for the shortest form), else as a decimal.
+    """
+    from decimal import Decimal  # only a float key (`1.5: x`) needs it
+
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
+    assert isinstance(exponent, int)
+    shown = "".join(map(str, digits))
+    point = len(shown) + exponent  # digits before the decimal point
+    exp = point - 1
+    minus = "-" if value < 0 else ""
+    if exp < -4 or exp >= 6:
+        mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
+        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    if point <= 0:
+        return f"{minus}0.{'0' * -point}{shown}"
+    if point >= len(shown):
+        return f"{minus}{shown}{'0' * (point - len(shown))}"
+    return f"{minus}{shown[:point]}.{shown[point:]}"

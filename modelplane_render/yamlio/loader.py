@@ -18,7 +18,7 @@ import yaml
 from ..errors import FieldPath, Finding, InputError, MapKey, format_path
 from ..walk import MAX_FILE_BYTES
 from .document import LINE_BREAK, Document, Positions, line_col
-from .kubernetes import plain_scalar
+from .kubernetes import json_key, plain_scalar
 from .libyaml import SAFE_LOADER
 
 # The tag every plain, untagged scalar of a source gets while composing: _scalar types it as Kubernetes'
@@ -244,7 +244,9 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
         if _may_pass_a_limit(text, budget):
             _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
-            if node.tag == _T + "null" and isinstance(node, yaml.ScalarNode):
+            if isinstance(node, yaml.ScalarNode) and (
+                node.tag == _T + "null" or (node.tag == PLAIN_TAG and plain_scalar(node.value)[0] == "null")
+            ):
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it
             positions = Positions()
             data = _construct(node, (), positions, 0, budget, set())
@@ -434,38 +436,6 @@ _INT64 = 1 << 63
 
 def _key_string(key: Any, node: Any, path: FieldPath) -> str:
     """Map keys as sigs.k8s.io/yaml turns them into JSON object keys (a null key it refuses)."""
-    if isinstance(key, str):
-        return key
-    if isinstance(key, bool):
-        return "true" if key else "false"
     if key is None:
         raise _Fault(node.start_mark, path, "a null mapping key: Kubernetes YAML refuses it; quote it for text")
-    if isinstance(key, float):
-        return _go_float_text(key)
-    return str(key)
-
-
-def _go_float_text(value: float) -> str:
-    """strconv.FormatFloat(value, 'g', -1, 64), as sigs.k8s.io/yaml writes a float key: 1000, 1e+06, 0.0001, 1e-05.
-
-    The shortest digits that read back (Python's repr finds the same), written %e when the
-    exponent is below -4 or at least 6 (Go's choice for the shortest form), else as a decimal.
-    """
-    from decimal import Decimal  # only a float key (`1.5: x`) needs it
-
-    if value == 0:
-        return "-0" if math.copysign(1, value) < 0 else "0"
-    sign, digits, exponent = Decimal(repr(abs(value))).normalize().as_tuple()
-    assert isinstance(exponent, int)
-    shown = "".join(map(str, digits))
-    point = len(shown) + exponent  # digits before the decimal point
-    exp = point - 1
-    minus = "-" if value < 0 else ""
-    if exp < -4 or exp >= 6:
-        mantissa = shown[0] + ("." + shown[1:] if len(shown) > 1 else "")
-        return f"{minus}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
-    if point <= 0:
-        return f"{minus}0.{'0' * -point}{shown}"
-    if point >= len(shown):
-        return f"{minus}{shown}{'0' * (point - len(shown))}"
-    return f"{minus}{shown[:point]}.{shown[point:]}"
+    return json_key(key)
