@@ -148,9 +148,10 @@ def test_a_long_string_is_handled_and_comes_out_whole(tmp_path):  # type: ignore
 
 
 def test_a_replicas_annotations_are_capped_as_the_api_server_caps_them(tmp_path):  # type: ignore[no-untyped-def]
-    """They are copied onto each of its objects: 15 MiB of annotations would render to about 150 MB."""
+    """They are copied onto each of its objects: 2 MiB of annotations would render to about 20 MB. (Past 3 MiB the
+    document is refused as a whole, before its annotations are looked at: test_aliases_of_a_long_string_...)"""
     assert "\nmetadata:\n  name: " in REPLICA
-    text = REPLICA.replace("\nmetadata:\n", "\nmetadata:\n  annotations:\n    example.com/notes: " + "n" * (15 * MiB) + "\n", 1)
+    text = REPLICA.replace("\nmetadata:\n", "\nmetadata:\n  annotations:\n    example.com/notes: " + "n" * (2 * MiB) + "\n", 1)
     result, seconds, peak = measured(lambda: run_source(tmp_path, text))
     line = text.splitlines().index("  annotations:") + 2  # the mapping's own position: its first key
     assert only_error(result) == (
@@ -363,3 +364,19 @@ def test_the_scan_runs_when_the_run_s_budget_is_nearly_spent() -> None:
     assert not loader._may_pass_a_limit(text, budget)
     budget.run_left = 10
     assert loader._may_pass_a_limit(text, budget)
+
+
+def test_aliases_of_a_long_string_are_bounded_by_what_they_expand_to(tmp_path):  # type: ignore[no-untyped-def]
+    """3,000 aliases of a 100 KB string: few nodes, 300 MB of text once expanded (accepted once, after 21 s at
+    1.46 GB, and rendered 300 MB; the API server times out on it). Refused past the API server's 3 MiB request
+    limit, at the alias that passes it, in bounded memory."""
+    from modelplane_render.yamlio.loader import MAX_DOCUMENT_BYTES
+
+    payload = "x" * 100_000
+    aliases = "".join("            - *big\n" for _ in range(3000))
+    text = REPLICA.replace("            args:\n", f"            args:\n            - &big {payload}\n{aliases}", 1)
+    result, _, peak = measured(lambda: run_source(tmp_path, text))
+    line = only_error(result)
+    assert f"more than {MAX_DOCUMENT_BYTES // MiB} MiB of text once its aliases are expanded" in line, line
+    assert line.startswith("case.yaml:") and ".args[31]" in line  # the 31st alias passes 3 MiB
+    assert peak < 200 * MiB, peak

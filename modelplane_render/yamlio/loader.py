@@ -17,9 +17,10 @@ import yaml
 
 from ..errors import FieldPath, Finding, InputError, MapKey, format_path
 from ..walk import MAX_FILE_BYTES
-from .document import LINE_BREAK, Document, Positions, line_col
+from .document import Document, Positions, line_col
 from .kubernetes import json_key, plain_scalar
 from .libyaml import SAFE_LOADER
+from .syntax import syntax_message
 
 # The tag every plain, untagged scalar of a source gets while composing: _scalar types it as Kubernetes'
 # YAML reader does (yamlio.kubernetes), not as PyYAML's YAML 1.1 resolver would.
@@ -45,7 +46,10 @@ _Loader = source_loader(SAFE_LOADER)
 # 11,000 nodes) and low enough that hitting it costs seconds and a few hundred MB, not the machine:
 # PyYAML's composer keeps ~600 bytes per node of a document before we see any of it.
 MAX_NODES_PER_FILE = 500_000  # keys and values, after expanding aliases
-MAX_NODES_PER_RUN = 1_000_000  # the same, all files of one run together
+MAX_NODES_PER_RUN = 4_000_000  # the same, all files of one run together (10,000 of the largest fixture: 1.9 million)
+# The text of one document once its aliases are expanded (keys and scalars, in characters): the API
+# server takes at most 3 MiB in one request (apiserver's MaxRequestBodyBytes), so no more can be applied.
+MAX_DOCUMENT_BYTES = 3 * 1024 * 1024
 MAX_DEPTH = 100
 MAX_DOCUMENTS_PER_FILE = 10_000
 
@@ -126,9 +130,24 @@ class _Budget:
     def __init__(self) -> None:
         self.run_left = MAX_NODES_PER_RUN
         self.file_left = MAX_NODES_PER_FILE
+        self.document_bytes_left = MAX_DOCUMENT_BYTES
 
     def new_file(self) -> None:
         self.file_left = MAX_NODES_PER_FILE
+
+    def new_document(self) -> None:
+        self.document_bytes_left = MAX_DOCUMENT_BYTES
+
+    def spend_text(self, mark: Any, path: FieldPath, text: str) -> None:
+        """A scalar's text, counted again at every alias that repeats it: what the document expands to."""
+        self.document_bytes_left -= len(text)
+        if self.document_bytes_left < 0:
+            raise _Fault(
+                mark,
+                path,
+                f"the document holds more than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB of text once its aliases are expanded: "
+                "more than the API server takes in one request",
+            )
 
     def allows(self, count: int) -> bool:
         return count <= self.file_left and count <= self.run_left
@@ -249,6 +268,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
             ):
                 continue  # an empty document (`---` alone, comments only), as kubectl skips it
             positions = Positions()
+            budget.new_document()
             data = _construct(node, (), positions, 0, budget, set())
             documents.append(Document(shown, index, data, positions, text))
     except _Fault as fault:
@@ -259,7 +279,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
         # At the end of a file without a final line break libyaml's mark is on a line that
         # doesn't exist: point just after the last character instead.
         line, col = min((line, col), line_col(text, len(text)))
-        message = _syntax_message(exc, text)
+        message = syntax_message(exc, text, too_deep=_TOO_DEEP)
         raise InputError([Finding(shown, line, col, ".", message if message == _TOO_DEEP else "YAML syntax: " + message)]) from None
     except yaml.YAMLError as exc:
         # The reader's errors (a character YAML does not allow) carry no line: find it.
@@ -284,49 +304,13 @@ def _refuse_directives(text: str) -> None:
     )
 
 
-def _syntax_message(exc: yaml.MarkedYAMLError, text: str) -> str:
-    problem, context = exc.problem or "invalid YAML", exc.context
-    if problem == "second occurrence" and context and "duplicate anchor" in context and exc.context_mark:
-        # PyYAML's words, reordered to read as one sentence.
-        return f"{context.split(';')[0]} (first given on line {exc.context_mark.line + 1})"
-    if problem.startswith("exceeded maximum nesting depth"):
-        return _TOO_DEEP  # libyaml's own bound (1000), met before our scan could see level 101
-    mark = exc.problem_mark
-    if problem in _LONG_KEY_PROBLEMS and mark is not None and mark.column >= MAX_SIMPLE_KEY:
-        return f"{problem}: a key is at most {MAX_SIMPLE_KEY} characters long in YAML unless written as an explicit `? key`"
-    if problem == _NO_TOKEN and mark is not None and _char_at(text, mark.line, mark.column) == "\t":
-        return "a tab indents this line: YAML indents with spaces only"
-    if problem == _MAPPING_VALUE_HERE:
-        # libyaml sees the fault only at the next colon: often a line after the one at fault.
-        return f"{problem}: is a ':' missing after a key on a line above, or does a value hold ': ' and need quotes?"
-    start = exc.context_mark
-    if context and context.startswith(_FLOW_CONTEXTS) and start is not None:
-        # The end of the file is where libyaml gives up; where the collection began is what to look at.
-        return f"{problem} ({context} that starts at line {start.line + 1}, column {start.column + 1})"
-    return problem + (f" ({context})" if context else "")
-
-
-_NO_TOKEN = "found character that cannot start any token"
-_MAPPING_VALUE_HERE = "mapping values are not allowed in this context"
-_FLOW_CONTEXTS = ("while parsing a flow sequence", "while parsing a flow mapping")
-
-
-def _char_at(text: str, line: int, column: int) -> str:
-    """The character at a 0-based libyaml line and column, or '' when there is none."""
-    lines = LINE_BREAK.split(text, maxsplit=line + 1)
-    return lines[line][column : column + 1] if line < len(lines) else ""
-
-
-# YAML's own limit on an implicit ("simple") key, and what libyaml says when a line passes it.
-MAX_SIMPLE_KEY = 1024
-_LONG_KEY_PROBLEMS = frozenset({_MAPPING_VALUE_HERE, "could not find expected ':'"})
-
-
 def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
     if depth > MAX_DEPTH:
         raise _Fault(node.start_mark, path, _TOO_DEEP)
     budget.spend(node.start_mark, path)
     positions.values[path] = (node.start_mark.line + 1, node.start_mark.column + 1)
+    if isinstance(node, yaml.ScalarNode):
+        budget.spend_text(node.start_mark, path, node.value)
     if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)):
         if id(node) in open_nodes:
             raise _Fault(node.start_mark, path, "an alias refers to a collection that contains it (a recursive structure)")
@@ -350,6 +334,7 @@ def _construct_collection(node: Any, path: FieldPath, positions: Positions, dept
             if not isinstance(key_node, yaml.ScalarNode):
                 raise _Fault(key_node.start_mark, path, "a mapping key must be a scalar")
             budget.spend(key_node.start_mark, path)
+            budget.spend_text(key_node.start_mark, path, key_node.value)
             key = _key_string(_scalar(key_node, path, None), key_node, path)
             child: FieldPath = path + (key,)
             if key in result:
