@@ -674,3 +674,32 @@ def test_real_a_one_field_patch_merges_with_the_shipped_schema(kustomize: Path, 
     # And what happens without it: the patch's list replaces the base's, the prefill engine is gone.
     replaced = _patched_build(kustomize, tmp_path / "without", openapi=False)
     assert [e["name"] for e in replaced["spec"]["engines"]] == ["kimi-decode"]
+
+
+def test_real_kustomize_reads_an_item_before_the_function_does_and_its_reading_is_the_one_judged(kustomize: Path, tmp_path: Path) -> None:
+    """kustomize reads the sources itself (kyaml, go-yaml v3): a plain `y` is the string "y" to it and `08` the
+    number 8, and it writes them so (`"y"`, `8`), in its output and in the ResourceList it hands a function. So an
+    item is judged as kustomize read it: the function reads that ResourceList by kubectl's rules, which agree with
+    kyaml's quoting. The same file given to `render` directly is judged as kubectl would read it, where `y` is the
+    boolean true."""
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    (plain / "kustomization.yaml").write_text("resources: [config.yaml]\n")
+    (plain / "config.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata:\n  a: y\n  b: 08\n")
+    built = build(kustomize, plain)
+    assert built.returncode == 0, built.stderr
+    assert b'\n  a: "y"\n  b: 8\n' in built.stdout
+
+    app = tmp_path / "app"
+    app.mkdir()
+    replica = (VALID[0] / "replica.yaml").read_text().replace("            args:\n", "            args:\n            - y\n", 1)
+    (app / "replica.yaml").write_text(replica)
+    (app / "render.yaml").write_text(render_config({}))
+    (app / "kustomization.yaml").write_text("resources: [replica.yaml]\ntransformers: [render.yaml]\n")
+    rendered = build(kustomize, app)
+    assert rendered.returncode == 0, rendered.stderr
+    (lws,) = [o for o in yaml.safe_load_all(rendered.stdout) if o["kind"] == "LeaderWorkerSet"]
+    (engine,) = [c for c in lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"] if c["name"] == "engine"]
+    assert engine["args"][0] == "y"
+    direct = run_cli("validate", "replica.yaml", cwd=app)
+    assert direct.code == 1 and "args[0]: must be a string: y reads as the boolean true" in direct.stderr
