@@ -16,6 +16,8 @@ LABEL_ENGINE_TYPE = "llm-d.ai/engine-type"
 LABEL_PICKER_APP = "app"
 RESERVED_LABEL_PREFIX = "modelplane.ai/"
 ANNOTATION_PICKER_CHECKSUM = "modelplane.ai/epp-config-checksum"
+ANNOTATION_ARGOCD_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+ARGOCD_PRUNE_LAST = "PruneLast=true"
 
 # Engine serving.
 ENGINE_CONTAINER = "engine"

@@ -9,7 +9,9 @@ input grows), and it comes from the inputs only, so output is deterministic.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
+from typing import Any
 
 HASH_LENGTH = 5
 # A Service, and so the picker's and any DNS-1035 name, is at most 63 characters.
@@ -59,8 +61,27 @@ def workload_name(replica: str, engine: str) -> str:
     return hashed_name(replica, engine, limit=LWS_NAME_MAX)
 
 
-def claim_template_name(replica: str, engine: str, role: str) -> str:
-    return hashed_name(replica, engine, role.lower(), "devices")
+# A name that changes with its object's spec carries a longer hash, as Kubernetes' pod-template-hash does: two
+# revisions of an immutable spec under one name would make the second apply fail.
+CONTENT_HASH_LENGTH = 10
+
+
+def content_name(*parts: str, content: str, limit: int = DNS_LABEL_MAX) -> str:
+    """A name for an object whose spec can't be changed in place: its identity and a hash of its spec (`content`).
+
+    A changed spec is a new object under a new name, which whatever refers to it moves to; the
+    same spec keeps its name, so an edit elsewhere renames nothing.
+    """
+    joined = "-".join(parts)
+    head = joined[: limit - CONTENT_HASH_LENGTH - 1].rstrip("-")
+    digest = hashlib.sha256(f"{joined}\0{content}".encode()).hexdigest()[:CONTENT_HASH_LENGTH]
+    return f"{head}-{digest}"
+
+
+def claim_template_name(replica: str, engine: str, role: str, spec: Any) -> str:
+    """A ResourceClaimTemplate's name: its `spec` is immutable (k8s pkg/apis/resource/validation
+    ValidateResourceClaimTemplateUpdate), so what it claims is part of the name."""
+    return content_name(replica, engine, role.lower(), "devices", content=json.dumps(spec, sort_keys=True, separators=(",", ":")))
 
 
 def pool_name(replica: str) -> str:

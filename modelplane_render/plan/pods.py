@@ -22,6 +22,12 @@ def device_requests(member: EngineMember) -> list[dict[str, Any]]:
     return requests
 
 
+def claim_template_spec(member: EngineMember) -> dict[str, Any]:
+    """A ResourceClaimTemplate's `spec` as templates/resourceclaimtemplate.yaml.j2 writes it (a test holds the two
+    equal): what its name hashes, since the API server never changes it in place."""
+    return {"spec": {"devices": {"requests": device_requests(member)}}}
+
+
 def env_list(entries: Optional[list[EnvVar]]) -> list[dict[str, Any]]:
     return [to_plain(e) for e in entries or []]
 

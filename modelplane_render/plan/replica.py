@@ -12,7 +12,7 @@ from ..model import ModelReplica
 from ..options import Options
 from . import ReplicaPlan
 from .picker import picker_config_text, picker_deployment
-from .pods import device_requests, pod
+from .pods import claim_template_spec, pod
 
 
 def plan_replica(replica: ModelReplica, options: Options, source: str) -> ReplicaPlan:
@@ -45,8 +45,14 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
         for record in records:
             claim = None
             if record.member.device_requests:
-                claim = names.claim_template_name(name, engine.name, record.position)
-                add(kinds.RESOURCE_CLAIM_TEMPLATE, claim, requests=device_requests(record.member))
+                spec = claim_template_spec(record.member)
+                claim = names.claim_template_name(name, engine.name, record.position, spec)
+                add(
+                    kinds.RESOURCE_CLAIM_TEMPLATE,
+                    claim,
+                    requests=spec["spec"]["devices"]["requests"],
+                    annotations=_prune_last(meta_annotations),
+                )
             pods[record.position] = pod(replica, record, claim, options)
         workloads.append(
             (
@@ -101,3 +107,19 @@ def _object_labels(replica: ModelReplica) -> dict[str, str]:
     labels[c.LABEL_MANAGED_BY] = c.MANAGED_BY
     labels[c.LABEL_REPLICA] = names.label_value(replica.metadata.name)
     return labels
+
+
+def _prune_last(annotations: dict[str, str]) -> dict[str, str]:
+    """A claim template's annotations: Argo CD prunes an old one only after the rest of the sync is healthy.
+
+    A changed device request is a new template (its name hashes its spec); the LeaderWorkerSet rolls
+    onto it one group at a time, and a pod of the old revision recreated meanwhile (an eviction,
+    RecreateGroupOnPodRestart) still names the old template. PruneLast deletes it in the sync's
+    last wave, after the LeaderWorkerSet reads Healthy (argocd/health: every group updated and ready),
+    so no pod can still need it; removing the replica still prunes every template it had.
+    """
+    given = annotations.get(c.ANNOTATION_ARGOCD_SYNC_OPTIONS, "")
+    options = [o.strip() for o in given.split(",") if o.strip()]
+    if c.ARGOCD_PRUNE_LAST not in options:
+        options.append(c.ARGOCD_PRUNE_LAST)
+    return annotations | {c.ANNOTATION_ARGOCD_SYNC_OPTIONS: ",".join(options)}

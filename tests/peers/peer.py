@@ -19,6 +19,7 @@ BUILD_HINT = {
     "argocd-cmp-server": "bash tests/peers/build-argocd.sh",
     "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
     "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
+    "kubectl": "bash tests/peers/build-kubectl.sh",
 }
 
 
