@@ -87,6 +87,24 @@ def run_process(
     )
 
 
+def bare_interpreter_modules(env: dict[str, str] | None = None, cwd: Path | None = None) -> frozenset[str]:
+    """The modules `python -c pass` has loaded before any code runs: this interpreter, env and cwd.
+
+    `site` and the .pth files of the environment import what they like (on some machines `site`
+    loads importlib.resources), and that is no import of ours. A test of what a run imports
+    subtracts these, so it judges our modules and nothing the machine loads first. sys.modules
+    is read before anything else is imported.
+    """
+    code = "import sys; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=True)
+    return frozenset(done.stdout.split())
+
+
+def imported_by_us(modules: set[str] | list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> set[str]:
+    """`modules` (a run's sys.modules, same interpreter, env and cwd) less what a bare interpreter already has."""
+    return set(modules) - bare_interpreter_modules(env, cwd)
+
+
 @pytest.fixture
 def snapshot_yaml(snapshot):  # type: ignore[no-untyped-def]
     return snapshot.use_extension(YamlSnapshotExtension)
