@@ -4,9 +4,10 @@
 # and the one .ci/run calls.
 #
 # Each script below builds into ${MODELPLANE_PEERS_DIR:-$HOME/.cache/modelplane-render/peers}, keyed by
-# version, and only what is not built yet: a second run takes seconds. A cold build needs Go (modules from
-# the Go module proxy) and npm, and takes about half an hour on 2 cores (kube-apiserver about 10 min,
-# argocd about 15 to 20).
+# version, and only what is not built yet: a second run takes seconds. A first build needs Go (modules from
+# the Go module proxy) and npm; on 2 cores it took 13 min (kube-apiserver 5, argocd 6, the rest under a
+# minute each), and up to about 30 with Go's module cache empty (the scripts say 10 and 15 to 20 min for
+# those two, cold).
 set -euo pipefail
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
