@@ -20,7 +20,18 @@ every command alike. What is compared with what:
   before every run (`selectors-cold/1`: the first compile, the CEL library loaded), beside
   `render/1`, whose verdicts are known (the library not even imported);
 - with `--baseline REV`, `render/1` of that git revision (a worktree of it, the same interpreter):
-  the cost of a change, measured in the same turns as the figures it is compared with.
+  the cost of a change, measured in the same turns as the figures it is compared with;
+- Argo CD's discovery: `argocd discover` in an app directory of 1000 YAML files, none of them a
+  replica (`discover/1000-files`: every file read) and the replica last (`-match-last`), as the
+  cmp-server runs it for every Application that names no plugin;
+- hostile input (not with --quick): `render` of each input tests/test_limits.py refuses at a limit
+  (or, the long string, renders), `limits/<case>`, wall time and peak RSS: the tests bound their
+  memory, and their time is measured here, never asserted there;
+- with `--picker` (opt-in: MODELPLANE_EPP_BIN, the real peers): the real endpoint picker of
+  tests/test_picker_runs.py, how long the leader takes to be Ready and the standby to take over after
+  a graceful stop and a crash of the leader, against the handover window the README states.
+
+Every test asserts behaviour and bounds on work or memory, never speed: speed is measured here.
 
 It prints ratios (render / floor, render / kustomize, cached / floor, the growth from N to 10 N),
 checks them against the targets of issue 8, and writes everything as JSON to
@@ -69,6 +80,9 @@ TARGETS = (
     ("render_1000_peak_mib", "peak memory of render of 1000 replicas, MiB", 300.0),
     ("cached_1_vs_floor", "cache hit, 1 replica / interpreter floor", 2.0),
 )
+
+# The picker's handover the README states ("The endpoint picker"), by how the leader stops.
+PICKER_HANDOVER_STATED = {"SIGTERM": 10.0, "SIGKILL": 30.0}
 
 
 # --- sources -------------------------------------------------------------------------------------
@@ -138,6 +152,67 @@ def write_kustomization(directory: Path, stream: str) -> int:
     return len(documents)
 
 
+def write_thousand_files(directory: Path, replica: Optional[str]) -> None:
+    """1000 YAML files in 20 directories (tests/test_argocd.py's thousand_files): ConfigMaps, and the replica last if given."""
+    config_map = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm-{i}\ndata:\n" + "".join(
+        f"  key{k}: value {k}\n" for k in range(40)
+    )
+    for i in range(1000 - (replica is not None)):
+        sub = directory / f"group-{i % 20:02d}"
+        sub.mkdir(parents=True, exist_ok=True)
+        (sub / f"cm-{i:04d}.yaml").write_text(config_map.format(i=i), encoding="utf-8")
+    if replica is not None:
+        (directory / "group-19" / "zz-replica.yaml").write_text(replica, encoding="utf-8")
+
+
+def billion_laughs(levels: int = 9) -> str:
+    text = 'lol0: &lol0 "lol"\n'
+    for i in range(1, levels + 1):
+        text += f"lol{i}: &lol{i} [" + ", ".join([f"*lol{i - 1}"] * 10) + "]\n"
+    return text
+
+
+# tests/test_limits.py's inputs, each rendered as one file: (case, what it is, the exit status `render`
+# gives it). Each is refused at a limit (exit 1) but the long string, which renders; the cost each had
+# before its limit was checked where it is now is in its test.
+HOSTILE = (
+    ("billion-laughs", "9 levels of 10 aliases (a billion nodes)", 1),
+    ("quadratic-aliases", "a 20,000-item anchor, aliased 100 times", 1),
+    ("file-50-mib", "a replica and 50 MiB of comment", 1),
+    ("string-2-mib", "a ConfigMap with a 2 MiB value (renders)", 0),
+    ("annotations-15-mib", "a replica with 15 MiB of annotations", 1),
+    ("key-1-mib", "a replica with a 1 MiB key", 1),
+    ("flow-list-16-mib", "16 MiB of `a,` in one flow list (8 million nodes)", 1),
+    ("documents-100000", "100,000 documents in one file", 1),
+    ("aliases-of-100-kb", "3,000 aliases of a 100 KB string in a replica's args (300 MB expanded)", 1),
+)
+
+
+def hostile_input(case: str, replica: str) -> str:
+    """The text of one HOSTILE case; `replica` is a valid replica's YAML, for the cases that spoil one."""
+    if case == "billion-laughs":
+        return billion_laughs()
+    if case == "quadratic-aliases":
+        return "big: &big [" + ", ".join(str(i) for i in range(20_000)) + "]\nuses:\n" + "- *big\n" * 100
+    if case == "file-50-mib":
+        return replica + ("# " + "x" * 1021 + "\n") * (50 * 1024)
+    if case == "string-2-mib":
+        data = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "long"}, "data": {"big": "v" * (2 * MIB)}}
+        return yaml.safe_dump(data, width=1 << 30)
+    if case == "aliases-of-100-kb":
+        aliases = "".join("            - *big\n" for _ in range(3000))
+        return replica.replace("            args:\n", f"            args:\n            - &big {'x' * 100_000}\n{aliases}", 1)
+    if case == "annotations-15-mib":
+        return replica.replace("\nmetadata:\n", "\nmetadata:\n  annotations:\n    example.com/notes: " + "n" * (15 * MIB) + "\n", 1)
+    if case == "key-1-mib":
+        return replica.replace("spec:\n", "spec:\n  ? " + "k" * MIB + "\n  : 1\n", 1)
+    if case == "flow-list-16-mib":
+        return "a: [" + "a," * (8 * MIB - 8) + "a]\n"
+    if case == "documents-100000":
+        return "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(100_000))
+    raise ValueError(case)
+
+
 # --- running -------------------------------------------------------------------------------------
 
 
@@ -154,6 +229,7 @@ class Case:
     cpu: list[float] = field(default_factory=list)  # user + system seconds
     slow: bool = False  # a warm-up over 5 s: at most 3 timed runs
     forget: Optional[Path] = None  # a directory removed before every run (a cache this case measures without)
+    expect: int = 0  # the exit status the command must give (1: a hostile input refused)
 
     def run(self, scratch: Path) -> tuple[float, int, float]:
         """One whole-process run: wall seconds, the command's own peak RSS (KiB) and its CPU seconds.
@@ -173,9 +249,9 @@ class Case:
             _, status, usage = os.wait4(process.pid, 0)
             elapsed = time.perf_counter() - start
         process.returncode = os.waitstatus_to_exitcode(status)
-        if process.returncode != 0:
-            detail = (scratch / "stderr").read_text(errors="replace").strip()
-            raise SystemExit(f"{self.key}: {' '.join(self.argv)} exited {process.returncode}:\n{detail}")
+        if process.returncode != self.expect:
+            detail = (scratch / "stderr").read_text(errors="replace").strip()[-3000:]
+            raise SystemExit(f"{self.key}: {' '.join(self.argv)} exited {process.returncode}, not {self.expect}:\n{detail}")
         cpu = usage.ru_utime + usage.ru_stime
         if TIME:
             return elapsed, int((scratch / "rss").read_text().split()[-1]), cpu
@@ -260,7 +336,7 @@ def machine(kustomize: Optional[Path]) -> dict[str, Any]:
 
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="N = 1, 10, 100 and 3 runs each (CI)")
+    parser.add_argument("--quick", action="store_true", help="N = 1, 10, 100 and 3 runs each, no hostile input (CI)")
     parser.add_argument("--sizes", help="comma-separated replica counts (default 1,10,100,1000; --quick 1,10,100)")
     parser.add_argument("--repeats", type=int, help="timed runs per command, the median is reported (default 5; --quick 3)")
     parser.add_argument("--kustomize", help="the kustomize binary (default: the one tests/peers/build-kustomize.sh built, else PATH)")
@@ -277,6 +353,11 @@ def main(argv: Optional[list[str]] = None) -> int:
         "--baseline", metavar="REV", help="also time render of 1 replica at this git revision (e.g. HEAD~3), in the same turns"
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (sources, outputs) and print its path")
+    parser.add_argument(
+        "--picker",
+        action="store_true",
+        help="also run the real endpoint picker (MODELPLANE_EPP_BIN, the real peers; tests/test_picker_runs.py) once per repeat",
+    )
     args = parser.parse_args(argv)
 
     sizes = [int(s) for s in (args.sizes or ("1,10,100" if args.quick else "1,10,100,1000")).split(",")]
@@ -326,6 +407,18 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
             cases.append(Case(f"kustomize/{n}", [str(kustomize), "build", str(tmp / f"output-{n}")], env, tmp))
         print(f"  generated {n} replicas ({objects[n]} objects, first render {elapsed * 1000:.0f} ms)", file=sys.stderr)
 
+    for key, replica in (("discover/1000-files", None), ("discover/1000-files-match-last", shapes[0].text.rstrip() + "\n")):
+        app = tmp / key.replace("/", "-")
+        write_thousand_files(app, replica)
+        cases.append(Case(key, [sys.executable, str(PLUGIN), "argocd", "discover"], env, app))
+    if not args.quick:
+        for name, _, expect in HOSTILE:
+            directory = tmp / f"limits-{name}"
+            directory.mkdir()
+            (directory / "case.yaml").write_text(hostile_input(name, shapes[0].text.rstrip() + "\n"), encoding="utf-8")
+            argv = [sys.executable, str(PLUGIN), "render", "--allow-empty", "case.yaml"]
+            cases.append(Case(f"limits/{name}", argv, env, directory, expect=expect))
+
     overlays = sorted(p for p in (ROOT / "kustomize" / "overlays").glob("*") if (p / "kustomization.yaml").exists())
     if kustomize and overlays:
         wrapper = tmp / "modelplane-render"
@@ -357,9 +450,12 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
             case.cpu.append(cpu)
         print(f"  run {turn + 1}/{repeats} done", file=sys.stderr)
 
+    picker = run_picker(tmp, repeats) if args.picker else {}
     load_after = os.getloadavg()
     by_key = {c.key: c for c in cases}
     result = summarise(by_key, sizes, objects, repeats, kustomize, load_before, load_after, started)
+    if picker:
+        result["picker"] = picker
     print_table(result)
     if args.compare:
         compare(result, json.loads(Path(args.compare).read_text()))
@@ -455,6 +551,32 @@ def summarise(
         if "baseline/1" in cases:
             baseline = cases["baseline/1"]
             selectors |= {"baseline_1_ms": baseline.median * 1000, "render_1_minus_baseline_ms": (render_1.median - baseline.median) * 1000}
+    discover = [
+        {
+            "case": key,
+            "ms": case.median * 1000,
+            "peak_mib": case.peak_mib,
+            "vs_floor": case.median / floor,
+            "cpu_ms": case.cpu_median * 1000,
+        }
+        for key, case in cases.items()
+        if key.startswith("discover/")
+    ]
+    what = {name: text for name, text, _ in HOSTILE}
+    limits = [
+        {
+            "case": key,
+            "what": what[key.split("/", 1)[1]],
+            "exit": case.expect,
+            "ms": case.median * 1000,
+            "peak_mib": case.peak_mib,
+            "vs_floor": case.median / floor,
+            "cpu_ms": case.cpu_median * 1000,
+            "runs": len(case.times),
+        }
+        for key, case in cases.items()
+        if key.startswith("limits/")
+    ]
     if 100 in by_n and "render_vs_kustomize" in by_n[100]:
         ratios["render_100_vs_kustomize"] = by_n[100]["render_vs_kustomize"]
         ratios["render_100_vs_kustomize_cpu"] = by_n[100]["render_vs_kustomize_cpu"]
@@ -472,6 +594,8 @@ def summarise(
         "sizes": rows,
         "krm": krm,
         "selectors": selectors,
+        "discover": discover,
+        "limits": limits,
         "ratios": ratios,
         "targets": [
             {
@@ -522,6 +646,26 @@ def print_table(result: dict[str, Any]) -> None:
             print(
                 f"  baseline revision: {sel['baseline_1_ms']:.1f} ms; this tree minus baseline: {sel['render_1_minus_baseline_ms']:+.1f} ms"
             )
+    for d in result.get("discover", []):
+        print(
+            f"\nArgo CD discovery, {d['case']} (argocd discover, a new process): {d['ms']:.1f} ms, {d['vs_floor']:.1f}x floor, "
+            f"{d['peak_mib']:.1f} MiB peak, {d['cpu_ms']:.1f} ms CPU"
+        )
+    if result.get("limits"):
+        print("\nhostile input (tests/test_limits.py's), render of one file, a new process:")
+        print(f"{'case':>28} {'exit':>4} {'ms':>9} {'peak MiB':>8} {'x floor':>8}   what")
+        for lim in result["limits"]:
+            print(f"{lim['case']:>28} {lim['exit']:>4} {lim['ms']:9.1f} {lim['peak_mib']:8.1f} {lim['vs_floor']:7.1f}x   {lim['what']}")
+    picker = result.get("picker")
+    if picker:
+        print(f"\nthe real endpoint picker (tests/test_picker_runs.py), median of {picker['runs']} runs:")
+        for row in picker["cases"]:
+            mark = "met" if row["met"] else "MISSED"
+            print(
+                f"  {row['fixture']}: leader SERVING {row['ready_s']:.1f} s after start; standby SERVING {row['handover_s']:.1f} s "
+                f"after {row['signal']} to the leader ({row['handover_vs_ready']:.1f}x the first; README states at most "
+                f"{row['stated_s']:g} s: {mark})"
+            )
     print(
         f"\nThe same in CPU time (user + system), which other work on the machine moves far less than wall time; "
         f"floor {result['floor_cpu_ms']:.1f} ms:"
@@ -556,6 +700,63 @@ def compare(new: dict[str, Any], old: dict[str, Any]) -> None:
             if key in r and key in before:
                 parts.append(f"{key} {before[key]:.2f} -> {r[key]:.2f}")
         print(f"  {r['replicas']:>5} replicas: " + ", ".join(parts))
+    for section in ("discover", "limits"):
+        before_rows = {row["case"]: row for row in old.get(section, [])}
+        for row in new.get(section, []):
+            if row["case"] in before_rows:
+                was = before_rows[row["case"]]
+                print(
+                    f"  {row['case']}: vs_floor {was['vs_floor']:.2f} -> {row['vs_floor']:.2f}, peak_mib {was['peak_mib']:.1f} -> {row['peak_mib']:.1f}"
+                )
+
+
+def run_picker(tmp: Path, repeats: int) -> dict[str, Any]:
+    """tests/test_picker_runs.py `repeats` times, its times read back; the medians for each fixture.
+
+    The test owns the setup (an RBAC API server, the rendered objects, a token, two pickers); it
+    asserts what happens and writes how long it took to MODELPLANE_EPP_TIMINGS. MODELPLANE_EPP_SECONDS
+    (how long the leader must stay up) is 0 unless set: only the times are wanted here.
+    """
+    timings = tmp / "picker-timings.jsonl"
+    env = {**os.environ, "MODELPLANE_EPP_TIMINGS": str(timings)}
+    env.setdefault("MODELPLANE_EPP_SECONDS", "0")
+    test = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "-q",
+        "-p",
+        "no:cacheprovider",
+        "-m",
+        "picker_binary",
+        str(ROOT / "tests" / "test_picker_runs.py"),
+    ]
+    for turn in range(repeats):
+        done = subprocess.run(test, env=env, cwd=ROOT, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"picker: {' '.join(test)} exited {done.returncode}:\n{(done.stdout + done.stderr)[-3000:]}")
+        print(f"  picker run {turn + 1}/{repeats} done", file=sys.stderr)
+    runs: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for line in timings.read_text().splitlines():
+        row = json.loads(line)
+        runs.setdefault((row["fixture"], row["signal"]), []).append(row)
+    cases = []
+    for (fixture, stop), rows in sorted(runs.items()):
+        ready = statistics.median(r["ready_s"] for r in rows)
+        handover = statistics.median(r["handover_s"] for r in rows)
+        stated = PICKER_HANDOVER_STATED[stop]
+        cases.append(
+            {
+                "fixture": fixture,
+                "signal": stop,
+                "ready_s": ready,
+                "handover_s": handover,
+                "handover_vs_ready": handover / ready,
+                "stated_s": stated,
+                "met": handover <= stated,
+            }
+        )
+    return {"runs": repeats, "cases": cases}
 
 
 if __name__ == "__main__":

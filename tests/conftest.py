@@ -87,6 +87,24 @@ def run_process(
     )
 
 
+def bare_interpreter_modules(env: dict[str, str] | None = None, cwd: Path | None = None) -> frozenset[str]:
+    """The modules `python -c pass` has loaded before any code runs: this interpreter, env and cwd.
+
+    `site` and the .pth files of the environment import what they like (on some machines `site`
+    loads importlib.resources), and that is no import of ours. A test of what a run imports
+    subtracts these, so it judges our modules and nothing the machine loads first. sys.modules
+    is read before anything else is imported.
+    """
+    code = "import sys; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=cwd, capture_output=True, text=True, timeout=120, check=True)
+    return frozenset(done.stdout.split())
+
+
+def imported_by_us(modules: set[str] | list[str], env: dict[str, str] | None = None, cwd: Path | None = None) -> set[str]:
+    """`modules` (a run's sys.modules, same interpreter, env and cwd) less what a bare interpreter already has."""
+    return set(modules) - bare_interpreter_modules(env, cwd)
+
+
 @pytest.fixture
 def snapshot_yaml(snapshot):  # type: ignore[no-untyped-def]
     return snapshot.use_extension(YamlSnapshotExtension)
@@ -120,3 +138,33 @@ def rbac_api():  # type: ignore[no-untyped-def]
         for name in UPSTREAM_CRDS + PICKER_CRDS:
             server.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
         yield server
+
+
+def _skip_reason(report: pytest.TestReport) -> str:
+    """A skipped test's reason as given to pytest.skip (pytest keeps it as (file, line, "Skipped: reason"))."""
+    longrepr = report.longrepr
+    reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+    return reason.removeprefix("Skipped: ")
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter, exitstatus, config):  # type: ignore[no-untyped-def]
+    """The skips for peers that aren't built end the run as one line, with the one command that builds them all.
+
+    They are kept out of `-ra`'s list of skips (one line per peer, more than a newcomer needs; `-v` shows it)
+    and put back before the count. Under CI a missing peer fails the test instead (peer.peer_missing).
+    """
+    from peer import peer_skip_summary
+
+    skipped = terminalreporter.stats.get("skipped", [])
+    line = peer_skip_summary(_skip_reason(report) for report in skipped)
+    folded = bool(line) and config.option.verbose <= 0
+    if folded:
+        terminalreporter.stats["skipped"] = [r for r in skipped if not peer_skip_summary([_skip_reason(r)])]
+    try:
+        return (yield)
+    finally:
+        if folded:
+            terminalreporter.stats["skipped"] = skipped
+        if line:
+            terminalreporter.write_line(line, yellow=True, bold=True)

@@ -304,17 +304,13 @@ CATALOGUE: dict[str, tuple[Callable[[], tuple[Replica, Replica]], Options, Optio
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, Path]]:
     from conftest import SHARED
-    from peer import real_apiserver, require_peer
+    from peer import peer_missing, real_apiserver, require_peer
 
     kubectl = require_peer("kubectl")
-    gateway = sorted(
-        (Path(os.environ.get("MODELPLANE_PEERS_DIR") or Path.home() / ".cache/modelplane-render/peers") / "crds").glob("gateway-api-v*")
-    )
+    peers = Path(os.environ.get("MODELPLANE_PEERS_DIR") or Path.home() / ".cache" / "modelplane-render" / "peers")
+    gateway = sorted((peers / "crds").glob("gateway-api-v*"))
     if not gateway:
-        reason = "the Gateway API CRDs are not fetched: run `bash tests/peers/fetch-gateway-api-crds.sh`"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(reason)
-        pytest.skip(reason)
+        peer_missing("gateway-api-crds")
     with real_apiserver() as server:
         server.wait_for_api("resource.k8s.io/v1", "ResourceClaimTemplate")
         for name in ("leaderworkerset.x-k8s.io_leaderworkersets.v0.10.0.yaml", "inference.networking.k8s.io_inferencepools.v1.6.0.yaml"):

@@ -10,7 +10,6 @@ re-serialises everything.
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import os
 import shutil
@@ -426,24 +425,11 @@ def test_the_wrapper_finds_this_checkout_when_nothing_is_installed(tmp_path):  #
 # --- the real kustomize -----------------------------------------------------------------------
 
 
-def _find_peer(name: str) -> Path | None:
-    spec = importlib.util.spec_from_file_location("_peers_apiserver", ROOT / "tests" / "peers" / "apiserver.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    found: Path | None = module.find_peer(name)
-    return found
-
-
 @pytest.fixture(scope="module")
 def kustomize() -> Path:
-    found = _find_peer("kustomize")
-    if found is not None:
-        return found
-    reason = "kustomize is not built: run `bash tests/peers/build-kustomize.sh`"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
-    pytest.skip(reason)
+    from peer import require_peer
+
+    return require_peer("kustomize")
 
 
 def _function_env() -> dict[str, str]:

@@ -1,9 +1,13 @@
-"""Resource limits: hostile sizes are refused (or handled) in bounded time and memory, naming the limit.
+"""Resource limits: hostile sizes are refused (or handled) in bounded memory, naming the limit.
 
 Each case runs where a crash would show: the deep-nesting cases in a real process (a C stack
 overflow in libyaml's composer would kill it, and the exit status would say so), the others
 in-process under tracemalloc, which counts every Python allocation (a node graph, a file read
 whole) without a separate process's start-up noise.
+
+The memory bound is what shows a limit checked too late (the node graph built, the file read
+whole); how long each case takes depends on the machine and what else it runs, so it is measured
+by the benchmark (`benchmarks/run.py`, the `limits/...` rows), never asserted here.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+import threading
 import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
@@ -33,17 +37,19 @@ MiB = 1024 * 1024
 REPLICA = (VALID[0] / "replica.yaml").read_text()
 
 
-def measured(action: Callable[[], Result]) -> tuple[Result, float, int]:
-    """The result, the seconds it took and the peak bytes Python allocated meanwhile."""
+# A hang guard for a real process, not a speed expectation.
+HANG_GUARD_SECONDS = 120
+
+
+def measured(action: Callable[[], Result]) -> tuple[Result, int]:
+    """The result and the peak bytes Python allocated meanwhile."""
     tracemalloc.start()
-    start = time.perf_counter()
     try:
         result = action()
-        seconds = time.perf_counter() - start
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    return result, seconds, peak
+    return result, peak
 
 
 def only_error(result: Result) -> str:
@@ -55,10 +61,18 @@ def only_error(result: Result) -> str:
 
 
 def run_child(args: list[str], cwd: Path) -> tuple[int, bytes, bytes, int]:
-    """A real process: exit status (negative for a signal), stdout, stderr and its own peak RSS."""
+    """A real process: exit status (negative for a signal), stdout, stderr and its own peak RSS.
+
+    Killed (exit status -9) if it runs past HANG_GUARD_SECONDS.
+    """
     with open(cwd / "stdout", "w+b") as out, open(cwd / "stderr", "w+b") as err:
         process = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=err)
-        _, status, usage = os.wait4(process.pid, 0)
+        guard = threading.Timer(HANG_GUARD_SECONDS, process.kill)
+        guard.start()
+        try:
+            _, status, usage = os.wait4(process.pid, 0)
+        finally:
+            guard.cancel()
         process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -76,23 +90,23 @@ def billion_laughs(levels: int = 9) -> str:
     return text
 
 
-def test_billion_laughs_is_refused_at_once_naming_the_limit(tmp_path):  # type: ignore[no-untyped-def]
-    result, seconds, peak = measured(lambda: run_source(tmp_path, billion_laughs()))
+def test_billion_laughs_is_refused_before_it_is_built_naming_the_limit(tmp_path):  # type: ignore[no-untyped-def]
+    result, peak = measured(lambda: run_source(tmp_path, billion_laughs()))
     line = only_error(result)
     assert (
         line
         == f"case.yaml:7:35: .: more than {MAX_NODES_PER_FILE} YAML nodes in one file (keys and values, after expanding aliases): that is the limit"
     )
-    assert seconds < 10 and peak < 40 * MiB, (seconds, peak)  # before: 6 s and 450 MB to construct 2 million nodes
+    assert peak < 40 * MiB, peak  # before: 450 MB (and 6 s) to construct 2 million nodes
 
 
 def test_quadratic_alias_expansion_is_refused_before_it_is_built(tmp_path):  # type: ignore[no-untyped-def]
     """One big anchor repeated many times: few bytes per alias, the whole anchor per expansion."""
     anchor = "big: &big [" + ", ".join(str(i) for i in range(20_000)) + "]\n"
     text = anchor + "uses:\n" + "".join("- *big\n" for _ in range(100))
-    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     assert "YAML nodes in one file (keys and values, after expanding aliases): that is the limit" in only_error(result)
-    assert seconds < 10 and peak < 60 * MiB, (seconds, peak)
+    assert peak < 60 * MiB, peak
 
 
 def test_aliases_within_the_limit_are_expanded_as_written_out(tmp_path):  # type: ignore[no-untyped-def]
@@ -120,9 +134,9 @@ def test_a_50_mb_file_is_refused_without_reading_it_whole(tmp_path):  # type: ig
         handle.write(line_text * (50 * 1024))
     from conftest import run_cli
 
-    result, seconds, peak = measured(lambda: run_cli("render", "case.yaml", cwd=tmp_path))
+    result, peak = measured(lambda: run_cli("render", "case.yaml", cwd=tmp_path))
     assert only_error(result) == "case.yaml:1:1: .: file is larger than the 16 MiB limit"
-    assert seconds < 10 and peak < 40 * MiB, (seconds, peak)  # 16 MiB read, no more
+    assert peak < 40 * MiB, peak  # 16 MiB read, no more
 
 
 def test_many_files_are_refused_once_the_run_has_read_its_limit(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
@@ -141,10 +155,10 @@ def test_many_files_are_refused_once_the_run_has_read_its_limit(monkeypatch, tmp
 def test_a_long_string_is_handled_and_comes_out_whole(tmp_path):  # type: ignore[no-untyped-def]
     value = "v" * (2 * MiB)
     text = yaml.safe_dump({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "long"}, "data": {"big": value}}, width=1 << 30)
-    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     (obj,) = check_outcome(result.code, result.stdout, result.stderr, text)
     assert obj["data"]["big"] == value
-    assert seconds < 10 and peak < 120 * MiB, (seconds, peak)
+    assert peak < 120 * MiB, peak
 
 
 def test_a_replicas_annotations_are_capped_as_the_api_server_caps_them(tmp_path):  # type: ignore[no-untyped-def]
@@ -152,24 +166,23 @@ def test_a_replicas_annotations_are_capped_as_the_api_server_caps_them(tmp_path)
     document is refused as a whole, before its annotations are looked at: test_aliases_of_a_long_string_...)"""
     assert "\nmetadata:\n  name: " in REPLICA
     text = REPLICA.replace("\nmetadata:\n", "\nmetadata:\n  annotations:\n    example.com/notes: " + "n" * (2 * MiB) + "\n", 1)
-    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     line = text.splitlines().index("  annotations:") + 2  # the mapping's own position: its first key
     assert only_error(result) == (
         f"case.yaml:{line}:5: metadata.annotations: too long: keys and values together must be at most 262144 bytes (256 KiB), "
         "as the API server requires"
     )
-    assert seconds < 30 and peak < 200 * MiB, (seconds, peak)
+    assert peak < 200 * MiB, peak
 
 
 def test_a_long_key_gives_a_bounded_error_line(tmp_path):  # type: ignore[no-untyped-def]
     """A 1 MiB key (explicit `? key` syntax) in a replica: one error line, cut to a readable length."""
     key = "k" * MiB
     text = REPLICA.replace("spec:\n", f"spec:\n  ? {key}\n  : 1\n", 1)
-    result, seconds, _ = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     line = only_error(result)
     assert line.startswith("case.yaml:") and "unknown field" in line and "characters left out" in line
-    # Bounded, not fast: about 1 s idle; a loaded CI machine has taken 9 s.
-    assert len(line) < 1100 and seconds < 30
+    assert len(line) < 1100 and peak < 100 * MiB, (len(line), peak)  # measured: 42 MiB
 
 
 def test_a_simple_key_over_1024_characters_says_why(tmp_path):  # type: ignore[no-untyped-def]
@@ -185,15 +198,13 @@ def test_a_huge_flow_list_is_refused_while_parsing_not_after(tmp_path):  # type:
     """16 MiB of `a,`: 8 million nodes, which PyYAML's composer alone would turn into gigabytes
     and a minute (measured before the limit was checked while parsing: 48 s, 2.9 GB)."""
     (tmp_path / "case.yaml").write_text("a: [" + "a," * (8 * MiB - 8) + "a]\n")
-    start = time.perf_counter()
     code, out, err, rss = run_child([sys.executable, str(ROOT / "plugin.py"), "render", "case.yaml"], tmp_path)
-    seconds = time.perf_counter() - start
-    assert (code, out) == (1, b"")
+    assert (code, out) == (1, b""), (code, err[-300:])
     (line,) = err.decode().splitlines()
     assert line.startswith("case.yaml:1:") and f"more than {MAX_NODES_PER_FILE} YAML nodes in one file" in line
     # Peak RSS is the 16 MiB text plus up to MAX_NODES_PER_FILE nodes before the limit trips: 230-290 MiB
     # measured across runs here, against 2.9 GB without the limit.
-    assert seconds < 30 and rss < 400 * MiB, (seconds, rss)  # before: 48 s and 2.9 GB
+    assert rss < 400 * MiB, rss  # before: 2.9 GB (and 48 s)
 
 
 def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # type: ignore[no-untyped-def]
@@ -216,10 +227,10 @@ def test_the_node_limit_holds_for_a_run_across_files(monkeypatch, tmp_path):  # 
 
 def test_100000_documents_are_refused_at_the_limit(tmp_path):  # type: ignore[no-untyped-def]
     text = "".join(f"---\napiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(100_000))
-    result, seconds, peak = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     line = only_error(result)
     assert line == f"case.yaml:{5 * MAX_DOCUMENTS_PER_FILE + 1}:1: .: more than {MAX_DOCUMENTS_PER_FILE} documents in one file"
-    assert seconds < 20 and peak < 60 * MiB, (seconds, peak)
+    assert peak < 60 * MiB, peak
 
 
 def test_many_documents_within_the_limit_render(tmp_path):  # type: ignore[no-untyped-def]
@@ -375,7 +386,7 @@ def test_aliases_of_a_long_string_are_bounded_by_what_they_expand_to(tmp_path): 
     payload = "x" * 100_000
     aliases = "".join("            - *big\n" for _ in range(3000))
     text = REPLICA.replace("            args:\n", f"            args:\n            - &big {payload}\n{aliases}", 1)
-    result, _, peak = measured(lambda: run_source(tmp_path, text))
+    result, peak = measured(lambda: run_source(tmp_path, text))
     line = only_error(result)
     assert f"more than {MAX_DOCUMENT_BYTES // MiB} MiB of text once its aliases are expanded" in line, line
     assert line.startswith("case.yaml:") and ".args[31]" in line  # the 31st alias passes 3 MiB

@@ -7,10 +7,13 @@ gRPC health client needs `pip install grpcio grpcio-health-checking`. This is th
 does not run; docs/proofs.md says what it showed.
 
 For a Unified and a PrefillDecode fixture, against kube-apiserver with RBAC on and every CRD the
-picker looks for: the leader answers SERVING on the readiness probe's service within 60 s and
-is still up after MODELPLANE_EPP_SECONDS (180); the standby is live (the liveness probe's service)
-and not Ready; once the leader is killed, the standby is SERVING within the handover window the
-README states (graceful stop: 10 s; a crash waits out the 15 s lease: 30 s).
+picker looks for: one leader answers SERVING on the readiness probe's service and is still up after
+MODELPLANE_EPP_SECONDS (180); the standby is live (the liveness probe's service) and not Ready;
+once the leader is stopped (gracefully, SIGTERM) or killed (SIGKILL), the standby is SERVING.
+
+How long each step takes is not asserted (each wait has a hang guard of HANG_GUARD seconds): the
+benchmark measures it against the handover window the README states (`benchmarks/run.py --picker`,
+which runs this test with MODELPLANE_EPP_TIMINGS naming a file for the times).
 """
 
 from __future__ import annotations
@@ -34,11 +37,12 @@ from modelplane_render.pipeline import render_paths
 pytestmark = [pytest.mark.picker_binary, pytest.mark.real_peers]
 
 ENV_BINARY = "MODELPLANE_EPP_BIN"
-READY_WITHIN = 60.0
-STAYS_UP = float(os.environ.get("MODELPLANE_EPP_SECONDS", "180"))
+ENV_TIMINGS = "MODELPLANE_EPP_TIMINGS"  # a file each case appends its times to, as a JSON line (the benchmark's)
 # controller-runtime's leader election (LeaseDuration 15 s, RetryPeriod 2 s): a picker stopped
 # with SIGTERM releases the lease (LeaderElectionReleaseOnCancel); a crashed one holds it 15 s.
-HANDOVER = {signal.SIGTERM: 10.0, signal.SIGKILL: 30.0}
+# Each wait has this hang guard, not a speed expectation; docs/design.md has the measured times.
+HANG_GUARD = 60.0
+STAYS_UP = float(os.environ.get("MODELPLANE_EPP_SECONDS", "180"))
 CASES = [("single-gpu-standalone", signal.SIGTERM), ("prefill-decode-kimi-k2", signal.SIGKILL)]
 
 
@@ -139,8 +143,8 @@ def test_the_real_picker_serves_what_we_render(epp, rbac_api, tmp_path, fixture,
         def ready() -> list[Picker]:
             return [p for p in pickers if p.status(readiness) == "SERVING"]
 
-        _wait("a leader SERVING on readiness", lambda: len(ready()) == 1, READY_WITHIN)
-        time.sleep(max(0.0, STAYS_UP - READY_WITHIN))
+        ready_after = _wait("a leader SERVING on readiness", lambda: len(ready()) == 1, HANG_GUARD)
+        time.sleep(max(0.0, STAYS_UP - ready_after))
         (leader,) = ready()
         (standby,) = [p for p in pickers if p is not leader]
         assert [p.status(liveness) for p in pickers] == ["SERVING", "SERVING"], "both live: the kubelet restarts neither"
@@ -148,8 +152,12 @@ def test_the_real_picker_serves_what_we_render(epp, rbac_api, tmp_path, fixture,
         forbidden = [line for p in pickers for line in p.log.read_text(errors="replace").splitlines() if "forbidden" in line]
         assert forbidden == [], forbidden[:3]
         leader.process.send_signal(stop)
-        took = _wait("the standby SERVING after the leader stopped", lambda: standby.status(readiness) == "SERVING", HANDOVER[stop])
-        print(f"{fixture}: {signal.Signals(stop).name} -> standby SERVING after {took:.1f} s")
+        took = _wait("the standby SERVING after the leader stopped", lambda: standby.status(readiness) == "SERVING", HANG_GUARD)
+        print(f"{fixture}: leader SERVING after {ready_after:.1f} s; {signal.Signals(stop).name} -> standby SERVING after {took:.1f} s")
+        if os.environ.get(ENV_TIMINGS):
+            with open(os.environ[ENV_TIMINGS], "a") as timings:
+                times = {"fixture": fixture, "signal": signal.Signals(stop).name, "ready_s": ready_after, "handover_s": took}
+                timings.write(json.dumps(times) + "\n")
     finally:
         for picker in pickers:
             picker.stop()

@@ -133,7 +133,7 @@ class ApiServer:
         path: str,
         body: Any = None,
         params: dict[str, Any] | None = None,
-        timeout: float = 30.0,
+        timeout: float = 60.0,
     ) -> tuple[int, Any, list[str]]:
         """Return (status, decoded JSON body or text or None, warning messages)."""
         if params:
@@ -198,7 +198,7 @@ class ApiServer:
             return f"{self._gv_path(api_version)}/namespaces/{namespace or 'default'}/{plural}"
         return f"{self._gv_path(api_version)}/{plural}"
 
-    def wait_for_api(self, api_version: str, kind: str | None = None, timeout: float = 30.0) -> None:
+    def wait_for_api(self, api_version: str, kind: str | None = None, timeout: float = 60.0) -> None:
         """Wait until group/version (and optionally kind) shows up in discovery."""
         deadline = time.monotonic() + timeout
         while True:
@@ -216,7 +216,7 @@ class ApiServer:
         sa = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "default", "namespace": name}}
         self._check("POST", f"/api/v1/namespaces/{name}/serviceaccounts", sa, ok=(201, 409))
 
-    def apply_crd(self, manifest: dict, timeout: float = 30.0) -> None:
+    def apply_crd(self, manifest: dict, timeout: float = 60.0) -> None:
         """Create a CRD (409 is fine) and wait until it is Established and in discovery."""
         base = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions"
         self._check("POST", base, manifest, ok=(201, 409))

@@ -54,7 +54,7 @@ class YamlLanguageServer:
         self._process.kill()
         self._process.wait()
 
-    def diagnostics(self, path: Path, text: str, timeout: float = 30) -> list[dict[str, Any]]:
+    def diagnostics(self, path: Path, text: str, timeout: float = 60) -> list[dict[str, Any]]:
         """Open path with text, as an editor does, and return what the server reports on it."""
         uri = path.as_uri()
         self._notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}})

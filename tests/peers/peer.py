@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterator
+import re
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import pytest
 
 from apiserver import ApiServer, find_peer, running_apiserver
 
+BUILD_ALL = "bash tests/peers/build-all.sh"
 BUILD_HINT = {
     "kube-apiserver": "bash tests/peers/build-kube-apiserver.sh",
     "etcd": "bash tests/peers/build-etcd.sh",
@@ -20,18 +22,39 @@ BUILD_HINT = {
     "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
     "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
     "kubectl": "bash tests/peers/build-kubectl.sh",
+    "gateway-api-crds": "bash tests/peers/fetch-gateway-api-crds.sh",
 }
+# Every skip for a missing peer says this, so the run's summary can count them (peer_skip_summary).
+_NOT_BUILT = re.compile(r"^(?P<peer>\S+) is not built\b")
+
+
+def peer_missing(name: str, what: str = "") -> NoReturn:
+    """Skip, naming the peer and its build command; under CI a failure (CI builds every peer).
+
+    `what`: the file of the peer's build that is missing, when it is not the binary.
+    """
+    reason = f"{name} is not built{f' ({what} is missing)' if what else ''}: run `{BUILD_HINT[name]}`"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
+    pytest.skip(reason)
 
 
 def require_peer(name: str) -> Path:
     """The peer's binary; a skip naming the build command, or a failure under CI."""
     path = find_peer(name)
-    if path is not None:
-        return path
-    reason = f"{name} is not built: run `{BUILD_HINT.get(name, 'tests/peers/build-*.sh')}`"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
-    pytest.skip(reason)
+    if path is None:
+        peer_missing(name)
+    return path
+
+
+def peer_skip_summary(reasons: Iterable[str]) -> str | None:
+    """One line for the skips (their reasons) that a missing peer caused, or None when none did."""
+    peers = [m.group("peer") for m in map(_NOT_BUILT.match, reasons) if m and m.group("peer") in BUILD_HINT]
+    if not peers:
+        return None
+    tests = "1 test" if len(peers) == 1 else f"{len(peers)} tests"
+    names = ", ".join(sorted(set(peers), key=list(BUILD_HINT).index))
+    return f"{tests} skipped: the real peers are not built ({names}); build them with: {BUILD_ALL}"
 
 
 @contextlib.contextmanager
