@@ -122,11 +122,14 @@ def fixture_shapes() -> list[Shape]:
 
 
 def replica_name(base: str, index: int) -> str:
-    """A unique name of the same shape: `-NNNN` appended, or replacing the tail of a name at its limit."""
-    suffix = f"-{index:04d}"
+    """A unique name of the same shape: `-NNNNN` appended, or, for a name at its limit, put after its first
+    12 characters (the LeaderWorkerSet's name keeps a name's first 43: thousands of replicas that differed
+    only past them would share a head and meet in its 5-digit hash, which `render` refuses as a clash)."""
+    suffix = f"-{index:05d}"
     if len(base) + len(suffix) <= 40:
         return base + suffix
-    return base[: len(base) - len(suffix)].rstrip("-") + suffix
+    head = base[:12].rstrip("-")
+    return f"{head}{suffix}-{base[12:]}"[: len(base)].rstrip("-")
 
 
 def write_sources(directory: Path, count: int, shapes: list[Shape]) -> None:

@@ -145,7 +145,7 @@ def render_text(tmp: Path, source: str) -> dict[str, str]:
 
 def llama_objects(replica: str) -> list[str]:
     workload = {"llama-8b-eks-l40s-0": "77066", "llama-8b-eks-l40s-1": "e1286"}[replica]
-    claims = {"llama-8b-eks-l40s-0": "39ac8", "llama-8b-eks-l40s-1": "c8dd9"}[replica]
+    claims = {"llama-8b-eks-l40s-0": "977a4797a6", "llama-8b-eks-l40s-1": "98d240b95b"}[replica]
     return [
         f"ServiceAccount inference/{replica}-epp",
         f"ConfigMap inference/{replica}-epp",
@@ -225,7 +225,7 @@ def test_changing_an_image_changes_the_engine_container_only(history):  # type: 
         "--- copies\n"
         "+++ image\n"
         "@@ -39,7 +39,7 @@\n"
-        "           resourceClaimTemplateName: qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-4be88\n"
+        "           resourceClaimTemplateName: qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-25c31ceef1\n"
         "         containers:\n"
         "         - name: engine\n"
         "-          image: vllm/vllm-openai:v0.23.0\n"
@@ -269,8 +269,8 @@ def test_a_renamed_engine_notes_that_its_pods_are_replaced(clone):  # type: igno
     result = run_cli("diff", "reformat", "--", "replicas/qwen", cwd=clone)
     assert result.code == 3
     assert re.findall(r"^  (added|removed|changed) +(\S+ \S+) ", result.stdout, re.M) == [
-        ("removed", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-4be88"),
-        ("added", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-standalone-devices-44d12"),
+        ("removed", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-25c31ceef1"),
+        ("added", "ResourceClaimTemplate ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-standalone-devices-7d891fac29"),
         ("removed", "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010"),
         ("added", "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-v2-78d89"),
     ]

@@ -11,8 +11,8 @@ PEERS = ROOT / "tests" / "peers"
 
 
 def test_build_all_builds_every_peer_and_ci_calls_it() -> None:
-    scripts = {p.name for p in PEERS.glob("build-*.sh")} - {"build-all.sh"}
-    called = set(re.findall(r'^bash "\$HERE/(build-[\w-]+\.sh)"', (PEERS / "build-all.sh").read_text(), re.M))
+    scripts = {p.name for p in [*PEERS.glob("build-*.sh"), *PEERS.glob("fetch-*.sh")]} - {"build-all.sh"}
+    called = set(re.findall(r'^bash "\$HERE/((?:build|fetch)-[\w-]+\.sh)"', (PEERS / "build-all.sh").read_text(), re.M))
     assert called == scripts
     assert {hint.removeprefix("bash tests/peers/") for hint in BUILD_HINT.values()} <= scripts
     assert BUILD_ALL == "bash tests/peers/build-all.sh"
