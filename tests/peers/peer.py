@@ -19,6 +19,7 @@ BUILD_HINT = {
     "argocd-cmp-server": "bash tests/peers/build-argocd.sh",
     "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
     "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
+    "modelplane-goyaml": "bash tests/peers/build-goyaml.sh",
 }
 
 
@@ -27,7 +28,9 @@ def require_peer(name: str) -> Path:
     path = find_peer(name)
     if path is not None:
         return path
-    reason = f"{name} is not built: run `{BUILD_HINT.get(name, 'tests/peers/build-*.sh')}`"
+    # A versioned name ("modelplane-goyaml-<source>") takes the hint of its unversioned one.
+    hint = BUILD_HINT.get(name) or BUILD_HINT.get(name.rsplit("-", 1)[0], "tests/peers/build-*.sh")
+    reason = f"{name} is not built: run `{hint}`"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
     pytest.skip(reason)
