@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Build every real peer the tests run against: etcd, kube-apiserver, kubectl, kustomize, argocd-cmp-server
-# (and the test client for it), yaml-language-server, and the Gateway API CRDs. The one command the test run names when peers are missing,
+# (and the test client for it), yaml-language-server, our Go YAML reader, and the Gateway API CRDs. The one command the test run names when peers are missing,
 # and the one .ci/run calls.
 #
 # Each script below builds into ${MODELPLANE_PEERS_DIR:-$HOME/.cache/modelplane-render/peers}, keyed by
@@ -15,6 +15,7 @@ bash "$HERE/build-etcd.sh"
 bash "$HERE/build-kube-apiserver.sh"
 bash "$HERE/build-kubectl.sh" # the same wrapper module as kube-apiserver: seconds once its modules are cached
 bash "$HERE/build-kustomize.sh"
+bash "$HERE/build-goyaml.sh" # our Go reader of YAML, as kubectl and kyaml read it (tests/test_go_reader.py)
 bash "$HERE/build-argocd.sh" # argocd-cmp-server and the test client; also fetches Argo CD's install.yaml
 bash "$HERE/build-yaml-language-server.sh" # from npm: the editor's side of `modelplane-render schema`
 bash "$HERE/fetch-gateway-api-crds.sh" # HTTPRoute's CRD, from the Go module proxy, for the day-two catalogue

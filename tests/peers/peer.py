@@ -23,6 +23,7 @@ BUILD_HINT = {
     "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
     "kubectl": "bash tests/peers/build-kubectl.sh",
     "gateway-api-crds": "bash tests/peers/fetch-gateway-api-crds.sh",
+    "modelplane-goyaml": "bash tests/peers/build-goyaml.sh",
 }
 # Every skip for a missing peer says this, so the run's summary can count them (peer_skip_summary).
 _NOT_BUILT = re.compile(r"^(?P<peer>\S+) is not built\b")
@@ -33,10 +34,15 @@ def peer_missing(name: str, what: str = "") -> NoReturn:
 
     `what`: the file of the peer's build that is missing, when it is not the binary.
     """
-    reason = f"{name} is not built{f' ({what} is missing)' if what else ''}: run `{BUILD_HINT[name]}`"
+    reason = f"{name} is not built{f' ({what} is missing)' if what else ''}: run `{BUILD_HINT[_peer_of(name)]}`"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{reason} (CI builds every real peer; a skip in CI is a failure)")
     pytest.skip(reason)
+
+
+def _peer_of(name: str) -> str:
+    """The peer a binary's name stands for: a versioned name (modelplane-goyaml-<digest of its sources>) is its peer's."""
+    return name if name in BUILD_HINT else name.rsplit("-", 1)[0]
 
 
 def require_peer(name: str) -> Path:
@@ -49,7 +55,7 @@ def require_peer(name: str) -> Path:
 
 def peer_skip_summary(reasons: Iterable[str]) -> str | None:
     """One line for the skips (their reasons) that a missing peer caused, or None when none did."""
-    peers = [m.group("peer") for m in map(_NOT_BUILT.match, reasons) if m and m.group("peer") in BUILD_HINT]
+    peers = [_peer_of(m.group("peer")) for m in map(_NOT_BUILT.match, reasons) if m and _peer_of(m.group("peer")) in BUILD_HINT]
     if not peers:
         return None
     tests = "1 test" if len(peers) == 1 else f"{len(peers)} tests"
