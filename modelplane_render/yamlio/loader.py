@@ -102,8 +102,18 @@ def decode(shown: str, raw: bytes) -> str:
             ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if text.startswith("\ufeff"):  # kubectl drops one; the next is text before the first key, and the API server refuses it
-        raise InputError([Finding(shown, 1, 1, ".", "a second byte-order mark at the start: kubectl drops only one; remove it")])
+    if text.startswith("\ufeff"):  # stricter than kubectl, which skips two: the readers disagree on it (tests/test_go_reader.py)
+        raise InputError(
+            [
+                Finding(
+                    shown,
+                    1,
+                    1,
+                    ".",
+                    "a second byte-order mark at the start: Kubernetes' YAML readers disagree on it (kubectl skips two; the API server, reading a YAML body whole, takes the second for text and drops the first key's first letter); remove it",
+                )
+            ]
+        )
     problem = _not_yaml_text(shown, text, utf16=raw.startswith((b"\xff\xfe", b"\xfe\xff")))
     if problem:
         raise InputError([problem])
