@@ -13,8 +13,8 @@ What a source document becomes:
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Optional
 
 from . import constants as c
 from . import crd
@@ -31,12 +31,41 @@ from .yamlio.document import Document
 LOCAL_CONFIG = "config.kubernetes.io/local-config"
 
 
+class Head(NamedTuple):
+    """What a run knows of each object it prints, kept when the objects themselves are not."""
+
+    api_version: str
+    kind: str
+    namespace: str
+    name: str
+    replica: str  # the replica it was rendered from (its modelplane.ai/replica label), or ""
+
+
+def head_of(obj: dict[str, Any]) -> Head:
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels") or {}
+    return Head(
+        str(obj.get("apiVersion", "")),
+        str(obj.get("kind", "")),
+        str(meta.get("namespace") or ""),
+        str(meta.get("name")),
+        str(labels.get(c.LABEL_REPLICA, "")),
+    )
+
+
 @dataclass
 class Rendered:
-    """The checked objects of a run, in output order, and the text that prints them."""
+    """The checked objects of a run, in output order (empty unless kept: a render of 10,000 replicas
+    would hold half a gigabyte of them), what is known of each, and the text that prints them, as the
+    objects' parts (joined only when asked for: the whole output twice is 200 MB at that scale)."""
 
     objects: list[dict[str, Any]]
-    text: str
+    chunks: list[str]
+    heads: list[Head] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.chunks)
 
 
 ALLOW_EMPTY = "--allow-empty (Argo CD: the plugin parameter allow-empty; a RenderConfig: spec.allowEmpty)"
@@ -85,8 +114,14 @@ def classify(document: Document) -> tuple[str, Optional[Finding]]:
     return "passthrough", None
 
 
-def render_documents(documents: Iterable[Document | Finding], options: Options, *, emit: bool = True) -> Rendered:
-    """Validate every document, then (only if all are valid) plan, render and check the output."""
+def render_documents(
+    documents: Iterable[Document | Finding], options: Options, *, emit: bool = True, keep_objects: bool = True
+) -> Rendered:
+    """Validate every document, then (only if all are valid) plan, render and check the output.
+
+    `keep_objects=False`: each object is let go once it is checked and written (the text and the
+    heads are all `render` and Argo CD print or check), so memory holds the output, not its objects.
+    """
     errors: list[Finding] = []
     replicas: list[tuple[Document, Any]] = []
     passthrough: list[dict[str, Any]] = []
@@ -108,7 +143,7 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
     if errors:
         raise InputError(errors)
     if not emit:
-        return Rendered([], "")
+        return Rendered([], [])
     # From here on a document is only its file's name: its data and the position of every node
     # (most of a run's memory) are let go before the output is built.
     to_render = [(document.file, replica) for document, replica in replicas if options.renders(replica.spec.cluster_name)]
@@ -118,14 +153,24 @@ def render_documents(documents: Iterable[Document | Finding], options: Options, 
 
     # Each object with its part of the output stream: a rendered object's comes from the same parse
     # that checks it, an object passed through is serialised as it is.
-    entries: list[tuple[dict[str, Any], str]] = [(obj, serialise([obj])) for obj in passthrough]
+    entries: list[tuple[Any, Head, str, Optional[dict[str, Any]]]] = []
+
+    def keep(obj: dict[str, Any], text: str) -> None:
+        entries.append((sort_key(obj), head_of(obj), text, obj if keep_objects else None))
+
+    for obj in passthrough:
+        keep(obj, serialise([obj]))
+    passthrough.clear()
     for source, replica in to_render:
         for planned in plan_replica(replica, options, source).objects:
-            entries.append(parse_checked_and_serialised(planned, render_object(planned)))
-    entries.sort(key=lambda entry: sort_key(entry[0]))
-    objects = [obj for obj, _ in entries]
-    _check_unique(objects)
-    return Rendered(objects, "".join(text for _, text in entries))
+            keep(*parse_checked_and_serialised(planned, render_object(planned)))
+    entries.sort(key=lambda entry: entry[0])
+    heads = [head for _, head, _, _ in entries]
+    _check_unique(heads)
+    objects = [obj for _, _, _, obj in entries if obj is not None]
+    chunks = [text for _, _, text, _ in entries]
+    entries.clear()
+    return Rendered(objects, chunks, heads)
 
 
 def _nothing_to_render(replicas: list[Any], options: Options) -> str:
@@ -154,15 +199,14 @@ def _duplicate_replicas(replicas: list[tuple[Document, Any]], options: Options) 
     return errors
 
 
-def _check_unique(objects: list[dict[str, Any]]) -> None:
+def _check_unique(heads: list[Head]) -> None:
     seen: set[tuple[str, str, str, str]] = set()
-    for obj in objects:
-        meta = obj.get("metadata") or {}
-        key = (str(obj.get("apiVersion", "")).split("/")[0], str(obj.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name")))
+    for head in heads:
+        key = (head.api_version.split("/")[0], head.kind, head.namespace, head.name)
         if key in seen:
             raise RenderFailure(f"two objects would be {key[1]} {key[2]}/{key[3]}: rename the replica or the object passed through")
         seen.add(key)
 
 
-def render_paths(paths: list[str], options: Options, *, emit: bool = True) -> Rendered:
-    return render_documents(iter_documents(paths), options, emit=emit)
+def render_paths(paths: list[str], options: Options, *, emit: bool = True, keep_objects: bool = True) -> Rendered:
+    return render_documents(iter_documents(paths), options, emit=emit, keep_objects=keep_objects)

@@ -65,7 +65,11 @@ def run_cli(*args: str, cwd: Path | None = None) -> Result:
     old = os.getcwd()
     captured: list[str] = []
     real_write = writer.write_stdout
-    writer.write_stdout = captured.append  # type: ignore[assignment]
+
+    def capture(text: str | list[str]) -> None:  # what write_stdout takes: the text, or its parts
+        captured.extend([text] if isinstance(text, str) else text)
+
+    writer.write_stdout = capture  # type: ignore[assignment]
     try:
         if cwd:
             os.chdir(cwd)

@@ -36,8 +36,8 @@ def writes(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
     calls: list[str] = []
     real = writer.write_stdout
 
-    def spy(text: str) -> None:
-        calls.append(text)
+    def spy(text: str | list[str]) -> None:
+        calls.append(text if isinstance(text, str) else "".join(text))
         real(text)
 
     monkeypatch.setattr(writer, "write_stdout", spy)

@@ -33,7 +33,7 @@ from modelplane_render.constants import DRA_API, LWS_API, POOL_API, ROUTE_API
 from modelplane_render.errors import UsageError
 from modelplane_render.frontends import argocd
 from modelplane_render.options import Options
-from modelplane_render.pipeline import render_paths
+from modelplane_render.pipeline import head_of, render_paths
 
 ARGOCD_DIR = ROOT / "argocd"
 PLUGIN_YAML = ARGOCD_DIR / "plugin.yaml"
@@ -229,7 +229,7 @@ def test_served_by_group_version_or_by_kind() -> None:
 
 
 def test_missing_apis_name_each_api_what_to_install_and_the_replica() -> None:
-    objects = render_paths([str(SINGLE)], Options(gateway=("gw", "main"))).objects
+    objects = render_paths([str(SINGLE)], Options(gateway=("gw", "main")), keep_objects=False).heads
     served = frozenset(ALL_APIS.split(","))
     assert argocd.missing_apis(objects, served) == ([], [])
     missing, replicas = argocd.missing_apis(objects, frozenset({"v1", "apps/v1", "resource.k8s.io/v1beta1"}))
@@ -244,7 +244,7 @@ def test_missing_apis_name_each_api_what_to_install_and_the_replica() -> None:
 
 def test_objects_passed_through_are_not_checked() -> None:
     passthrough = {"apiVersion": "example.com/v1", "kind": "Thing", "metadata": {"name": "x"}}
-    assert argocd.missing_apis([passthrough], frozenset({"v1"})) == ([], [])
+    assert argocd.missing_apis([head_of(passthrough)], frozenset({"v1"})) == ([], [])
 
 
 # --- `argocd generate` in-process ---------------------------------------------------------------------

@@ -8,31 +8,43 @@ import sys
 
 from ..errors import RenderFailure
 
+# What is encoded and written at a time: the output is never held twice, as text and as bytes.
+PIECE = 1 << 20
 
-def write_stdout(text: str) -> None:
-    """Write the whole rendered text to stdout, or fail with one line (exit 1).
 
-    The text is encoded before the first byte goes out, so nothing is written for an output
-    that can't be. A reader that closes the pipe early (`| head`) or a full disk is a
-    failure, never a traceback; a non-blocking stdout (left so by a parent) is waited on.
+def write_stdout(text: str | list[str]) -> None:
+    """Write the whole rendered text (or its parts, in order) to stdout, or fail with one line (exit 1).
+
+    Every part is encoded once before the first byte goes out, so nothing is written for an output
+    that can't be; then each is encoded again and written piece by piece, so the output is never
+    held as bytes too. A reader that closes the pipe early (`| head`) or a full disk is a failure,
+    never a traceback; a non-blocking stdout (left so by a parent) is waited on.
     """
-    try:
-        data = text.encode("utf-8")
-    except UnicodeEncodeError as exc:
-        raise RenderFailure(f"the output can't be written as UTF-8: {exc.reason} at character {exc.start}") from None
+    parts = [text] if isinstance(text, str) else text
+    done = 0
+    for part in parts:
+        for start in range(0, len(part), PIECE):
+            try:
+                part[start : start + PIECE].encode("utf-8")
+            except UnicodeEncodeError as exc:
+                at = done + start + exc.start
+                raise RenderFailure(f"the output can't be written as UTF-8: {exc.reason} at character {at}") from None
+        done += len(part)
     if sys.stdout is None:
         raise RenderFailure("cannot write the output: stdout is closed")
     try:
         sys.stdout.flush()
         fd = sys.stdout.fileno()
-        view = memoryview(data)
-        while view:
-            try:
-                written = os.write(fd, view)
-            except BlockingIOError:
-                select.select([], [fd], [])
-                continue
-            view = view[written:]
+        for part in parts:
+            for start in range(0, len(part), PIECE):
+                view = memoryview(part[start : start + PIECE].encode("utf-8"))
+                while view:
+                    try:
+                        written = os.write(fd, view)
+                    except BlockingIOError:
+                        select.select([], [fd], [])
+                        continue
+                    view = view[written:]
     except BrokenPipeError:
         # Don't let the interpreter complain again when it flushes stdout at exit.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -38,11 +38,10 @@ from typing import Any, Optional
 
 from .. import crd
 from ..cache.render import ARGOCD_ENV_NAMES, ARGOCD_ENV_PREFIX, argocd_key, cached
-from ..constants import LABEL_REPLICA
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
 from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
-from ..pipeline import Rendered, render_paths
+from ..pipeline import Head, Rendered, head_of, render_paths
 from ..walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
 from ..yamlio.libyaml import load_all
 
@@ -191,13 +190,12 @@ def is_served(entries: frozenset[str], api_version: str, kind: str) -> bool:
     return api_version in entries and not any(e.startswith(prefix) for e in entries)
 
 
-def missing_apis(objects: Iterable[dict[str, Any]], entries: frozenset[str]) -> tuple[list[str], list[str]]:
+def missing_apis(heads: Iterable[Head], entries: frozenset[str]) -> tuple[list[str], list[str]]:
     """The APIs our objects need that the cluster does not serve (with what to install), and the replicas needing them."""
-    needed: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for obj in objects:
-        api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-        if api_version in API_REMEDIES:
-            needed.setdefault((api_version, kind), []).append(obj)
+    needed: dict[tuple[str, str], list[Head]] = {}
+    for head in heads:
+        if head.api_version in API_REMEDIES:
+            needed.setdefault((head.api_version, head.kind), []).append(head)
     order = list(API_REMEDIES)
     phrases: list[str] = []
     replicas: set[str] = set()
@@ -205,7 +203,7 @@ def missing_apis(objects: Iterable[dict[str, Any]], entries: frozenset[str]) -> 
         if is_served(entries, api_version, kind):
             continue
         phrases.append(f"{api_version} {kind} ({API_REMEDIES[api_version]})")
-        replicas.update(str(((o.get("metadata") or {}).get("labels") or {}).get(LABEL_REPLICA, "")) for o in users)
+        replicas.update(head.replica for head in users)
     return phrases, sorted(replicas - {""})
 
 
@@ -213,7 +211,7 @@ def check_cluster_apis(rendered: Rendered, settings: ArgoSettings) -> None:
     """Fail before Argo CD applies anything when the destination cluster lacks an API our objects need."""
     if not settings.check_cluster_apis or settings.api_versions is None:
         return
-    missing, replicas = missing_apis(rendered.objects, settings.api_versions)
+    missing, replicas = missing_apis(rendered.heads, settings.api_versions)
     if missing:
         who = f" (needed by replica {', '.join(replicas)})" if replicas else ""
         raise RenderFailure(
@@ -233,7 +231,7 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
     """
     # A render with nothing from a replica fails in the pipeline unless the allow-empty parameter says
     # so: Argo CD would prune every live object of the Application.
-    rendered = render_paths([source_dir], settings.options)
+    rendered = render_paths([source_dir], settings.options, keep_objects=False)
     check_cluster_apis(rendered, settings)
     return rendered.text
 
@@ -307,7 +305,7 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
             f"kustomize build printed ModelReplica {', '.join(unrendered)} unrendered: list the RenderConfig directory under "
             "the kustomization's transformers: (README: kustomize), or point the Application at a directory without a kustomization"
         )
-    check_cluster_apis(Rendered(objects, text), settings)
+    check_cluster_apis(Rendered(objects, [text], [head_of(o) for o in objects]), settings)
     return text
 
 
