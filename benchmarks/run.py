@@ -78,6 +78,9 @@ TARGETS = (
     ("render_100_vs_kustomize", "render of 100 replicas / kustomize build of its output", 0.25),
     ("render_1000_vs_100", "render of 1000 replicas / render of 100", 11.0),
     ("render_1000_peak_mib", "peak memory of render of 1000 replicas, MiB", 300.0),
+    # Issue 26's: 10,000 replicas in bounded memory, growing as the work does.
+    ("render_10000_vs_1000", "render of 10,000 replicas / render of 1000", 11.0),
+    ("render_10000_peak_mib", "peak memory of render of 10,000 replicas, MiB", 512.0),
     ("cached_1_vs_floor", "cache hit, 1 replica / interpreter floor", 2.0),
 )
 
@@ -340,7 +343,7 @@ def machine(kustomize: Optional[Path]) -> dict[str, Any]:
 def main(argv: Optional[list[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="N = 1, 10, 100 and 3 runs each, no hostile input (CI)")
-    parser.add_argument("--sizes", help="comma-separated replica counts (default 1,10,100,1000; --quick 1,10,100)")
+    parser.add_argument("--sizes", help="comma-separated replica counts (default 1,10,100,1000,10000; --quick 1,10,100)")
     parser.add_argument("--repeats", type=int, help="timed runs per command, the median is reported (default 5; --quick 3)")
     parser.add_argument("--kustomize", help="the kustomize binary (default: the one tests/peers/build-kustomize.sh built, else PATH)")
     parser.add_argument(
@@ -363,7 +366,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     args = parser.parse_args(argv)
 
-    sizes = [int(s) for s in (args.sizes or ("1,10,100" if args.quick else "1,10,100,1000")).split(",")]
+    sizes = [int(s) for s in (args.sizes or ("1,10,100" if args.quick else "1,10,100,1000,10000")).split(",")]
     repeats = args.repeats or (3 if args.quick else 5)
     kustomize = find_kustomize(args.kustomize)
     if kustomize is None:
@@ -588,6 +591,11 @@ def summarise(
         if 100 in by_n:
             ratios["render_1000_vs_100"] = by_n[1000]["render_ms"] / by_n[100]["render_ms"]
             ratios["render_1000_vs_100_cpu"] = by_n[1000]["render_cpu_ms"] / by_n[100]["render_cpu_ms"]
+    if 10000 in by_n:
+        ratios["render_10000_peak_mib"] = by_n[10000]["render_peak_mib"]
+        if 1000 in by_n:
+            ratios["render_10000_vs_1000"] = by_n[10000]["render_ms"] / by_n[1000]["render_ms"]
+            ratios["render_10000_vs_1000_cpu"] = by_n[10000]["render_cpu_ms"] / by_n[1000]["render_cpu_ms"]
     return {
         "date": datetime.datetime.fromtimestamp(started, datetime.UTC).isoformat(timespec="seconds"),
         "machine": machine(kustomize) | {"load_before": load_before, "load_after": load_after},

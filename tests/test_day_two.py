@@ -142,21 +142,51 @@ def test_a_claim_template_is_pruned_last_and_keeps_the_replicas_own_sync_options
 # --- LeaderWorkerSet v0.10.0's webhook (pkg/webhooks/leaderworkerset_webhook.go ValidateUpdate), as facts ---
 
 
+def _scaled(value: Any, replicas: int, *, round_up: bool) -> int:
+    """An int-or-percent of rollingUpdateConfiguration, scaled against replicas as the webhook scales it."""
+    if isinstance(value, str) and value.endswith("%"):
+        share = int(value[:-1]) * replicas
+        return -(-share // 100) if round_up else share // 100
+    return int(value)
+
+
 def lws_update_problems(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
-    """What LWS v0.10.0's validating webhook refuses of an update (read from its ValidateUpdate; the real webhook
-    was run by hand on the catalogue below: see the closing note of the stop that added this)."""
+    """What LWS v0.10.0's webhooks refuse of an update (pkg/webhooks/leaderworkerset_webhook.go ValidateUpdate
+    :98-116 and generalValidate :123-190; the real webhooks, run by hand on this catalogue, refused none of it).
+    Its defaulting (:52-85) sets networkConfig.subdomainPolicy again before validating, so "can't become null"
+    (:111) is never met through the API server; the templates write Shared, the default, themselves, so that
+    defaulting never patches a create (its patch re-serialises the object and adds `resources: {}` to a
+    container without resources, which the next client-side apply then removes: a spurious update)."""
     problems = []
     old_t, new_t = old["spec"]["leaderWorkerTemplate"], new["spec"]["leaderWorkerTemplate"]
     old_sub, new_sub = (old_t.get("subGroupPolicy") or {}).get("subGroupSize"), (new_t.get("subGroupPolicy") or {}).get("subGroupSize")
     if old_sub != new_sub:
         problems.append("leaderWorkerTemplate.subGroupPolicy.subGroupSize is immutable (and can't be set or removed)")
-    old_net = (old["spec"].get("networkConfig") or {}).get("subdomainPolicy")
-    if old_net is not None and (new["spec"].get("networkConfig") or {}).get("subdomainPolicy") is None:
-        problems.append("networkConfig.subdomainPolicy can't become null")
+    if new_t.get("size", 1) < 1:
+        problems.append("leaderWorkerTemplate.size must be at least 1")
+    replicas = new["spec"].get("replicas", 1)
     rolling = (new["spec"].get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
-    if rolling.get("maxSurge", 0) in (0, "0", "0%") and rolling.get("maxUnavailable", 1) in (0, "0", "0%"):
-        problems.append("rollingUpdateConfiguration: maxSurge and maxUnavailable can't both be 0")
+    unavailable = _scaled(rolling.get("maxUnavailable", 1), replicas, round_up=False)
+    surge = _scaled(rolling.get("maxSurge", 0), replicas, round_up=True)
+    if replicas > 0 and unavailable == 0 and surge == 0:
+        problems.append("rollingUpdateConfiguration: maxUnavailable must not be 0 when maxSurge is 0")
+    if (new["spec"].get("networkConfig") or {}).get("subdomainPolicy") is None:
+        problems.append("networkConfig.subdomainPolicy is left to the webhook's defaulting, which patches the create")
     return problems
+
+
+def test_the_lws_facts_refuse_what_the_real_webhook_refused() -> None:
+    """The refusals the real webhook gave when run by hand, each held by the facts above."""
+    (lws,) = [o for (k, _), o in _render(Path("/tmp"), _fixture("single-gpu-standalone"))[1].items() if k == "LeaderWorkerSet"]
+    assert lws_update_problems(lws, lws) == []
+    for change, says in (
+        (lambda s: s["leaderWorkerTemplate"].__setitem__("size", 0), "size"),
+        (lambda s: s["rolloutStrategy"]["rollingUpdateConfiguration"].update(maxUnavailable="10%"), "maxUnavailable"),
+        (lambda s: s["leaderWorkerTemplate"].__setitem__("subGroupPolicy", {"subGroupSize": 1}), "subGroupSize"),
+    ):
+        changed = copy.deepcopy(lws)
+        change(changed["spec"])
+        assert any(says in p for p in lws_update_problems(lws, changed)), says
 
 
 # --- the catalogue, on the real API server with the real kubectl --------------------------------------
