@@ -60,7 +60,7 @@ NOT_RUN: dict[str, str] = {
     "kubectl -n argocd label secret cluster-gke-prod-us-central1 modelplane.ai/inference-cluster=gke-l4": (
         "needs a cluster with Argo CD; test_argocd.py runs the ApplicationSet's cluster generator on real secrets"
     ),
-    ".venv/bin/python benchmarks/run.py            # 1, 10, 100 and 1000 replicas, median of 5 runs each (~5 min)": (
+    ".venv/bin/python benchmarks/run.py            # 1, 10, 100, 1000 and 10,000 replicas, median of 5 runs each (~10 min)": (
         "minutes long; .ci/run runs the benchmark itself (--quick --gate 2)"
     ),
 }
