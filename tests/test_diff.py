@@ -208,8 +208,8 @@ def test_changing_copies_changes_only_the_leaderworkerset_replicas(history):  # 
         "-  replicas: 4\n"
         "+  replicas: 2\n"
         "   startupPolicy: LeaderCreated\n"
-        "   rolloutStrategy:\n"
-        "     type: RollingUpdate\n"
+        "   networkConfig:\n"
+        "     subdomainPolicy: Shared\n"
     )
 
 
@@ -224,7 +224,7 @@ def test_changing_an_image_changes_the_engine_container_only(history):  # type: 
         "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010\n"
         "--- copies\n"
         "+++ image\n"
-        "@@ -39,7 +39,7 @@\n"
+        "@@ -41,7 +41,7 @@\n"
         "           resourceClaimTemplateName: qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-25c31ceef1\n"
         "         containers:\n"
         "         - name: engine\n"
@@ -392,7 +392,7 @@ def test_options_may_come_before_or_after_the_revisions(history):  # type: ignor
     assert first.code == after.code == 3
     assert first.stdout == after.stdout and first.stdout.startswith(MARKDOWN_MARKER)
     narrow = run_cli("diff", "copies", "image", "-U", "0", cwd=history)
-    assert "@@ -42 +42 @@\n-          image: vllm/vllm-openai:v0.23.0\n+          image: vllm/vllm-openai:v0.24.0\n" in narrow.stdout
+    assert "@@ -44 +44 @@\n-          image: vllm/vllm-openai:v0.23.0\n+          image: vllm/vllm-openai:v0.24.0\n" in narrow.stdout
 
 
 @pytest.mark.parametrize(
