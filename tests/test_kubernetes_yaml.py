@@ -136,6 +136,16 @@ def test_a_label_key_on_is_the_key_true_as_kubectl_makes_it(tmp_path: Path) -> N
             "9223372036854775808 is an integer past int64, which no Kubernetes field holds",
         ),
         (
+            lambda t: t.replace("count: 1\n", "count: 18446744073709551616\n", 1),
+            "17:16: spec.engines[0].members[0].deviceRequests[0].count",
+            "must be an integer, not a number (1.8446744073709552e+19): past int64 the API server reads it as a number, not an integer",
+        ),
+        (
+            lambda t: t.replace("count: 1\n", "count: 1e20\n", 1),
+            "17:16: spec.engines[0].members[0].deviceRequests[0].count",
+            "must be an integer, not a number (1e+20): past int64 the API server reads it as a number, not an integer",
+        ),
+        (
             lambda t: "%YAML 1.1\n---\n" + t,
             "1:1: .",
             "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it",
