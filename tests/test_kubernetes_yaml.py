@@ -151,6 +151,17 @@ def test_a_label_key_on_is_the_key_true_as_kubectl_makes_it(tmp_path: Path) -> N
             "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it",
         ),
         (
+            lambda t: "--- !!map\n" + t,
+            "1:1: .",
+            "`---` followed by !!map: kubectl splits a file into documents at each line that starts with ---, and refuses one with more "
+            "than a comment after it; put the rest on the next line",
+        ),
+        (
+            lambda t: t.replace(ARGS, f'{ARGS}            - "models\\/qwen"\n', 1),
+            "28:22: .",
+            "\\/ is no escape to Kubernetes YAML (go-yaml v2 refuses the document): write / alone",
+        ),
+        (
             lambda t: "%TAG !e! tag:example.com,2000:\n---\n" + t,
             "1:1: .",
             "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it",

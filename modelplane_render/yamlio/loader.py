@@ -17,6 +17,7 @@ import yaml
 
 from ..errors import FieldPath, Finding, InputError, MapKey, format_path
 from ..walk import MAX_FILE_BYTES
+from . import kubectl_text
 from .document import Document, Positions, line_col
 from .kubernetes import json_key, plain_scalar
 from .libyaml import SAFE_LOADER
@@ -258,8 +259,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     documents: list[Document] = []
     try:
         budget.new_file()
-        if text.startswith("%") or "\n%" in text:
-            _refuse_directives(text)
+        _refuse_what_kubectl_refuses(text)
         if _may_pass_a_limit(text, budget):
             _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
@@ -290,18 +290,12 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     return documents
 
 
-_DIRECTIVE_LINE = re.compile(r"^%", re.MULTILINE)
-
-
-def _refuse_directives(text: str) -> None:
-    """A %YAML or %TAG directive is an error: kubectl splits a stream into documents at its `---` lines
-    (k8s.io/apimachinery's YAMLReader), so the directive reaches go-yaml alone, without its document."""
-    if not any(isinstance(e, yaml.DocumentStartEvent) and (e.version or e.tags) for e in yaml.parse(text, Loader=_Loader)):
-        return
-    line, column = line_col(text, next((m.start() for m in _DIRECTIVE_LINE.finditer(text)), 0))
-    raise _Fault.at(
-        line, column, "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it"
-    )
+def _refuse_what_kubectl_refuses(text: str) -> None:
+    """The first of what kubectl's splitter or go-yaml refuses in the text and libyaml reads (yamlio.kubectl_text)."""
+    found = [f for f in (kubectl_text.directive(text, _Loader), kubectl_text.separator(text), kubectl_text.escape(text)) if f]
+    if found:
+        index, message = min(found)
+        raise _Fault.at(*line_col(text, index), message)
 
 
 def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
