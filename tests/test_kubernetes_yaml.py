@@ -45,6 +45,7 @@ BASE = (FIXTURES / "valid" / "single-gpu-standalone" / "replica.yaml").read_text
         ("1_000", "int", 1000),
         ("+1", "int", 1),
         ("12345678901234567890", "int", 12345678901234567890),
+        ("1" * 5000, "str", "1" * 5000),  # past float64 too: Go's ParseFloat fails, so it is text (int() would raise)
         ("1:20", "str", "1:20"),
         ("190:20:30", "str", "190:20:30"),
         ("2001-12-14", "str", "2001-12-14"),
