@@ -183,3 +183,32 @@ def test_what_kubernetes_refuses_is_refused_at_its_place(tmp_path: Path, change,
 def test_a_second_byte_order_mark_is_refused(tmp_path: Path) -> None:
     code, err = _validate(tmp_path, b"\xef\xbb\xbf\xef\xbb\xbf" + BASE.encode())
     assert (code, err) == (1, "replica.yaml:1:1: .: a second byte-order mark at the start: kubectl drops only one; remove it\n")
+
+
+def test_a_tagged_scalar_is_typed_as_go_yaml_v2_resolves_it() -> None:
+    """`!!bool y` is true and `!!float 1` the integer 1 to the API server, as go-yaml v2's resolve() reads them."""
+    from modelplane_render.yamlio.loader import load_documents
+
+    text = "a: !!bool y\nb: !!float 1\nc: !!int 0o17\nd: !!int '1_000'\ne: !!null ''\nf: !!str 1e3\ng: !!float 2.5\n"
+    (document,) = load_documents("t.yaml", text)
+    assert document.data == {"a": True, "b": 1, "c": 15, "d": 1000, "e": None, "f": "1e3", "g": 2.5}
+
+
+@pytest.mark.parametrize(
+    ("tagged", "message"),
+    [
+        ("!!int 1:20", '"1:20" is not an integer, but is tagged !!int'),
+        ("!!float x", '"x" is not a number, but is tagged !!float'),
+        ("!!bool 1", '"1" is not a boolean, but is tagged !!bool'),
+        ("!!int 08", '"08" is not an integer, but is tagged !!int'),
+        (
+            "!!float .inf",
+            ".inf reads as infinity in Kubernetes YAML, which JSON can't hold: kubectl refuses the whole document; quote it for text",
+        ),
+        ("!!int 9223372036854775808", "9223372036854775808 is an integer past int64, which no Kubernetes field holds"),
+        ("!!timestamp 2001-12-14", "YAML tag !!timestamp is not allowed: only the core tags (str, int, float, bool, null, map, seq) are"),
+    ],
+)
+def test_a_tagged_scalar_go_yaml_refuses_is_refused(tmp_path: Path, tagged: str, message: str) -> None:
+    code, err = _validate(tmp_path, BASE.replace(ARGS, f"{ARGS}            - {tagged}\n", 1))
+    assert (code, err) == (1, f"replica.yaml:28:15: spec.engines[0].members[0].template.spec.containers[0].args[0]: {message}\n")
