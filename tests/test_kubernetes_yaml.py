@@ -182,7 +182,10 @@ def test_what_kubernetes_refuses_is_refused_at_its_place(tmp_path: Path, change,
 
 def test_a_second_byte_order_mark_is_refused(tmp_path: Path) -> None:
     code, err = _validate(tmp_path, b"\xef\xbb\xbf\xef\xbb\xbf" + BASE.encode())
-    assert (code, err) == (1, "replica.yaml:1:1: .: a second byte-order mark at the start: kubectl drops only one; remove it\n")
+    assert (code, err) == (
+        1,
+        "replica.yaml:1:1: .: a second byte-order mark at the start: the API server, given this text, reads it as text before the first key; remove it\n",
+    )
 
 
 def test_a_tagged_scalar_is_typed_as_go_yaml_v2_resolves_it() -> None:

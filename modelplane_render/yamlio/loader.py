@@ -101,8 +101,11 @@ def decode(shown: str, raw: bytes) -> str:
             ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if text.startswith("\ufeff"):  # kubectl drops one; the next is text before the first key, and the API server refuses it
-        raise InputError([Finding(shown, 1, 1, ".", "a second byte-order mark at the start: kubectl drops only one; remove it")])
+    if text.startswith("\ufeff"):
+        # `kubectl create -f` drops two (its file reader one, go-yaml the next); the API server given the text drops one
+        # and reads the second as text before the first key ("mapping values are not allowed in this context").
+        message = "a second byte-order mark at the start: the API server, given this text, reads it as text before the first key; remove it"
+        raise InputError([Finding(shown, 1, 1, ".", message)])
     problem = _not_yaml_text(shown, text, utf16=raw.startswith((b"\xff\xfe", b"\xfe\xff")))
     if problem:
         raise InputError([problem])
