@@ -57,6 +57,7 @@ NOT_EXPRESSIBLE = {
     "missing-namespace": BEYOND,
     "model-cache-ref-invalid-name": BEYOND,
     "namespace-not-dns-label": METADATA,
+    "owner-reference-without-uid": METADATA,
     "no-device-requests": CEL,
     "no-engine-container": CEL,
     "node-pool-name-not-label-value": BEYOND,

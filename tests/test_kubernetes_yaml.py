@@ -45,6 +45,7 @@ BASE = (FIXTURES / "valid" / "single-gpu-standalone" / "replica.yaml").read_text
         ("1_000", "int", 1000),
         ("+1", "int", 1),
         ("12345678901234567890", "int", 12345678901234567890),
+        ("1" * 5000, "str", "1" * 5000),  # past float64 too: Go's ParseFloat fails, so it is text (int() would raise)
         ("1:20", "str", "1:20"),
         ("190:20:30", "str", "190:20:30"),
         ("2001-12-14", "str", "2001-12-14"),
@@ -136,9 +137,30 @@ def test_a_label_key_on_is_the_key_true_as_kubectl_makes_it(tmp_path: Path) -> N
             "9223372036854775808 is an integer past int64, which no Kubernetes field holds",
         ),
         (
+            lambda t: t.replace("count: 1\n", "count: 18446744073709551616\n", 1),
+            "17:16: spec.engines[0].members[0].deviceRequests[0].count",
+            "must be an integer, not a number (1.8446744073709552e+19): past int64 the API server reads it as a number, not an integer",
+        ),
+        (
+            lambda t: t.replace("count: 1\n", "count: 1e20\n", 1),
+            "17:16: spec.engines[0].members[0].deviceRequests[0].count",
+            "must be an integer, not a number (1e+20): past int64 the API server reads it as a number, not an integer",
+        ),
+        (
             lambda t: "%YAML 1.1\n---\n" + t,
             "1:1: .",
             "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it",
+        ),
+        (
+            lambda t: "--- !!map\n" + t,
+            "1:1: .",
+            "`---` followed by !!map: kubectl splits a file into documents at each line that starts with ---, and refuses one with more "
+            "than a comment after it; put the rest on the next line",
+        ),
+        (
+            lambda t: t.replace(ARGS, f'{ARGS}            - "models\\/qwen"\n', 1),
+            "28:22: .",
+            "\\/ is no escape to Kubernetes YAML (go-yaml v2 refuses the document): write / alone",
         ),
         (
             lambda t: "%TAG !e! tag:example.com,2000:\n---\n" + t,
@@ -162,5 +184,34 @@ def test_a_second_byte_order_mark_is_refused(tmp_path: Path) -> None:
     code, err = _validate(tmp_path, b"\xef\xbb\xbf\xef\xbb\xbf" + BASE.encode())
     assert (code, err) == (
         1,
-        "replica.yaml:1:1: .: a second byte-order mark at the start: Kubernetes' YAML readers disagree on it (kubectl skips two; the API server, reading a YAML body whole, takes the second for text and drops the first key's first letter); remove it\n",
+        "replica.yaml:1:1: .: a second byte-order mark at the start: the API server, given this text, reads it as text before the first key; remove it\n",
     )
+
+
+def test_a_tagged_scalar_is_typed_as_go_yaml_v2_resolves_it() -> None:
+    """`!!bool y` is true and `!!float 1` the integer 1 to the API server, as go-yaml v2's resolve() reads them."""
+    from modelplane_render.yamlio.loader import load_documents
+
+    text = "a: !!bool y\nb: !!float 1\nc: !!int 0o17\nd: !!int '1_000'\ne: !!null ''\nf: !!str 1e3\ng: !!float 2.5\n"
+    (document,) = load_documents("t.yaml", text)
+    assert document.data == {"a": True, "b": 1, "c": 15, "d": 1000, "e": None, "f": "1e3", "g": 2.5}
+
+
+@pytest.mark.parametrize(
+    ("tagged", "message"),
+    [
+        ("!!int 1:20", '"1:20" is not an integer, but is tagged !!int'),
+        ("!!float x", '"x" is not a number, but is tagged !!float'),
+        ("!!bool 1", '"1" is not a boolean, but is tagged !!bool'),
+        ("!!int 08", '"08" is not an integer, but is tagged !!int'),
+        (
+            "!!float .inf",
+            ".inf reads as infinity in Kubernetes YAML, which JSON can't hold: kubectl refuses the whole document; quote it for text",
+        ),
+        ("!!int 9223372036854775808", "9223372036854775808 is an integer past int64, which no Kubernetes field holds"),
+        ("!!timestamp 2001-12-14", "YAML tag !!timestamp is not allowed: only the core tags (str, int, float, bool, null, map, seq) are"),
+    ],
+)
+def test_a_tagged_scalar_go_yaml_refuses_is_refused(tmp_path: Path, tagged: str, message: str) -> None:
+    code, err = _validate(tmp_path, BASE.replace(ARGS, f"{ARGS}            - {tagged}\n", 1))
+    assert (code, err) == (1, f"replica.yaml:28:15: spec.engines[0].members[0].template.spec.containers[0].args[0]: {message}\n")

@@ -116,9 +116,9 @@ class StructuralValidator:
             return value
         if schema.get("x-kubernetes-int-or-string"):
             if isinstance(value, bool) or not isinstance(value, (int, str)):
-                if isinstance(value, float) and value.is_integer():
+                if _is_int64(value):
                     return int(value)
-                self.fail(path, f"must be an integer or a string, not {describe(value)}")
+                self.fail(path, f"must be an integer or a string, not {describe(value)}{_past_int64(value)}")
             elif isinstance(value, str):
                 self._check_string(value, schema, path)
             return value
@@ -145,10 +145,10 @@ class StructuralValidator:
             self._check_string(value, schema, path)
             return value
         if kind == "integer":
-            if isinstance(value, float) and value.is_integer():
+            if _is_int64(value):
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
-                hint = " (remove the quotes)" if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value) else ""
+                hint = " (remove the quotes)" if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value) else _past_int64(value)
                 self.fail(path, f"must be an integer, not {describe(value)}{hint}")
                 return value
             self._check_number(value, schema, path)
@@ -269,6 +269,19 @@ class StructuralValidator:
             self.fail(path, f"must be at least {schema['minimum']} (it is {value})")
         if "maximum" in schema and value > schema["maximum"]:
             self.fail(path, f"must be at most {schema['maximum']} (it is {value})")
+
+
+_INT64 = 1 << 63
+
+
+def _is_int64(value: Any) -> bool:
+    """An integral float the API server gets as an integer: Go writes it as a JSON integer, which the server
+    reads as an int64 while it fits; past int64 it stays a float64, and a schema's integer refuses that."""
+    return isinstance(value, float) and value.is_integer() and abs(value) < _INT64
+
+
+def _past_int64(value: Any) -> str:
+    return ": past int64 the API server reads it as a number, not an integer" if isinstance(value, float) and value.is_integer() else ""
 
 
 def path_noun(path: FieldPath) -> str:

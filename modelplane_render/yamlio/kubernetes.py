@@ -37,6 +37,7 @@ _YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9
 # ParseFloat of a plain scalar starting with '.' (no base prefix there, so no underscores either).
 _DOT_FLOAT = re.compile(r"\.[0-9]+([eE][-+]?[0-9]+)?\Z")
 _INT64, _UINT64 = 1 << 63, 1 << 64
+_UINT64_DIGITS = len(str(_UINT64 - 1))
 
 
 def _go_int(text: str) -> int | None:
@@ -44,6 +45,8 @@ def _go_int(text: str) -> int | None:
     if match is None:
         return None
     sign, digits = match.groups()
+    if digits[0] != "0" and len(digits) > _UINT64_DIGITS:
+        return None  # past uint64, and Python's int() refuses more than 4300 decimal digits
     if digits[:2] in ("0x", "0X", "0o", "0O", "0b", "0B"):
         value = int(digits[2:], {"x": 16, "o": 8, "b": 2}[digits[1].lower()])
     elif len(digits) > 1 and digits[0] == "0":

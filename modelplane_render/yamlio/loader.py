@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable
 from typing import Any, Optional
 
 import yaml
 
 from ..errors import FieldPath, Finding, InputError, MapKey, format_path
 from ..walk import MAX_FILE_BYTES
+from . import kubectl_text
 from .document import Document, Positions, line_col
 from .kubernetes import json_key, plain_scalar
 from .libyaml import SAFE_LOADER
@@ -54,7 +54,6 @@ MAX_DEPTH = 100
 MAX_DOCUMENTS_PER_FILE = 10_000
 
 _T = "tag:yaml.org,2002:"
-_SCALAR = yaml.constructor.SafeConstructor()
 
 
 class _Fault(Exception):
@@ -102,18 +101,11 @@ def decode(shown: str, raw: bytes) -> str:
             ) from None
     if text.startswith("\ufeff"):
         text = text[1:]
-    if text.startswith("\ufeff"):  # stricter than kubectl, which skips two: the readers disagree on it (tests/test_go_reader.py)
-        raise InputError(
-            [
-                Finding(
-                    shown,
-                    1,
-                    1,
-                    ".",
-                    "a second byte-order mark at the start: Kubernetes' YAML readers disagree on it (kubectl skips two; the API server, reading a YAML body whole, takes the second for text and drops the first key's first letter); remove it",
-                )
-            ]
-        )
+    if text.startswith("\ufeff"):
+        # `kubectl create -f` drops two (its file reader one, go-yaml the next); the API server given the text drops one
+        # and reads the second as text before the first key ("mapping values are not allowed in this context").
+        message = "a second byte-order mark at the start: the API server, given this text, reads it as text before the first key; remove it"
+        raise InputError([Finding(shown, 1, 1, ".", message)])
     problem = _not_yaml_text(shown, text, utf16=raw.startswith((b"\xff\xfe", b"\xfe\xff")))
     if problem:
         raise InputError([problem])
@@ -268,8 +260,7 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     documents: list[Document] = []
     try:
         budget.new_file()
-        if text.startswith("%") or "\n%" in text:
-            _refuse_directives(text)
+        _refuse_what_kubectl_refuses(text)
         if _may_pass_a_limit(text, budget):
             _scan(text, budget)
         for index, node in enumerate(yaml.compose_all(text, Loader=_Loader)):
@@ -300,18 +291,12 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
     return documents
 
 
-_DIRECTIVE_LINE = re.compile(r"^%", re.MULTILINE)
-
-
-def _refuse_directives(text: str) -> None:
-    """A %YAML or %TAG directive is an error: kubectl splits a stream into documents at its `---` lines
-    (k8s.io/apimachinery's YAMLReader), so the directive reaches go-yaml alone, without its document."""
-    if not any(isinstance(e, yaml.DocumentStartEvent) and (e.version or e.tags) for e in yaml.parse(text, Loader=_Loader)):
-        return
-    line, column = line_col(text, next((m.start() for m in _DIRECTIVE_LINE.finditer(text)), 0))
-    raise _Fault.at(
-        line, column, "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it"
-    )
+def _refuse_what_kubectl_refuses(text: str) -> None:
+    """The first of what kubectl's splitter or go-yaml refuses in the text and libyaml reads (yamlio.kubectl_text)."""
+    found = [f for f in (kubectl_text.directive(text, _Loader), kubectl_text.separator(text), kubectl_text.escape(text)) if f]
+    if found:
+        index, message = min(found)
+        raise _Fault.at(*line_col(text, index), message)
 
 
 def _construct(node: Any, path: FieldPath, positions: Positions, depth: int, budget: _Budget, open_nodes: set[int]) -> Any:
@@ -367,41 +352,28 @@ def _scalar(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
     tag = node.tag
     if tag == PLAIN_TAG:
         return _plain(node, path, positions)
-    if tag in (_T + "str", _T + "timestamp", "!"):
-        return node.value  # go-yaml v2 hands timestamps to untyped fields as strings
-    if tag == _T + "int":
-        if ":" in node.value:
-            return node.value  # YAML 1.1 base 60 (`1:20`); go-yaml reads it as a string
-        if len(node.value) > MAX_INTEGER_DIGITS:
-            raise _Fault(node.start_mark, path, f"an integer of more than {MAX_INTEGER_DIGITS} digits is not allowed")
-        return _typed(node, path, "an integer", _SCALAR.construct_yaml_int)
-    if tag == _T + "float":
-        if ":" in node.value:
-            return node.value
-        return _typed(node, path, "a number", _SCALAR.construct_yaml_float)
-    if tag == _T + "bool":
-        return _typed(node, path, "a boolean", _SCALAR.construct_yaml_bool)
-    if tag == _T + "null":
-        return None
-    raise _Fault(
-        node.start_mark,
-        path,
-        f"YAML tag {tag.replace(_T, '!!')} is not allowed: only the core tags (str, int, float, bool, null, map, seq) are",
-    )
-
-
-# Python refuses to read an integer of more than 4300 digits (a guard against quadratic time);
-# no Kubernetes field holds one (int64 has 19).
-MAX_INTEGER_DIGITS = 4000
-
-
-def _typed(node: Any, path: FieldPath, kind: str, construct: Callable[[Any], Any]) -> Any:
-    """An explicitly tagged scalar (`!!int x`) whose text is not of its tag's kind is an error."""
-    try:
-        return construct(node)
-    except (ValueError, IndexError, KeyError):
+    if tag in (_T + "str", "!"):
+        return node.value
+    kind = _TAGGED.get(tag)
+    if kind is None:
+        raise _Fault(
+            node.start_mark,
+            path,
+            f"YAML tag {tag.replace(_T, '!!')} is not allowed: only the core tags (str, int, float, bool, null, map, seq) are",
+        )
+    found, value = plain_scalar(node.value)
+    if found == "int" and kind == "float":
+        found, value = "float", float(value)
+    if found != kind:
         shown = node.value if len(node.value) <= 40 else node.value[:37] + "..."
-        raise _Fault(node.start_mark, path, f'"{shown}" is not {kind}, but is tagged {node.tag.replace(_T, "!!")}') from None
+        raise _Fault(node.start_mark, path, f'"{shown}" is not {_TAGGED_NOUN[kind]}, but is tagged {tag.replace(_T, "!!")}')
+    return _json_value(node, path, kind, value)
+
+
+# An explicitly tagged scalar (`!!int "1"`, `!!bool y`) as go-yaml v2's resolve() reads it: its text typed
+# by the plain rules, which must give the tag's kind (an integer may be a !!float's); `!!int 1:20` fails.
+_TAGGED = {_T + "int": "int", _T + "float": "float", _T + "bool": "bool", _T + "null": "null"}
+_TAGGED_NOUN = {"int": "an integer", "float": "a number", "bool": "a boolean", "null": "null"}
 
 
 def _plain(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
@@ -409,6 +381,14 @@ def _plain(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
     kind, value = plain_scalar(node.value)
     if kind == "str":
         return value
+    value = _json_value(node, path, kind, value)
+    if positions is not None:
+        positions.typed_plain[path] = node.value
+    return value
+
+
+def _json_value(node: Any, path: FieldPath, kind: str, value: Any) -> Any:
+    """go-yaml's value as JSON carries it: no infinity or NaN, an integral float an integer, no integer past int64."""
     if kind == "float":
         if not math.isfinite(value):
             raise _Fault(
@@ -421,8 +401,6 @@ def _plain(node: Any, path: FieldPath, positions: Optional[Positions]) -> Any:
             value = int(value)  # Go writes an integral float64 as a JSON integer: 1e3 is 1000 to the API server
     if kind == "int" and not -_INT64 <= value < _INT64:
         raise _Fault(node.start_mark, path, f"{node.value} is an integer past int64, which no Kubernetes field holds")
-    if positions is not None:
-        positions.typed_plain[path] = node.value
     return value
 
 

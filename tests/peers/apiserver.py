@@ -134,15 +134,19 @@ class ApiServer:
         body: Any = None,
         params: dict[str, Any] | None = None,
         timeout: float = 60.0,
+        content_type: str = "application/json",
     ) -> tuple[int, Any, list[str]]:
-        """Return (status, decoded JSON body or text or None, warning messages)."""
+        """Return (status, decoded JSON body or text or None, warning messages).
+
+        A dict or list body is sent as JSON; bytes or text as they are, labelled content_type
+        (`application/yaml`: the server decodes it with sigs.k8s.io/yaml, as kubectl reads a file)."""
         if params:
             path += ("&" if "?" in path else "?") + urllib.parse.urlencode(params)
         headers = {"Authorization": f"Bearer {self.token}", "Accept": "application/json"}
         data = None
         if body is not None:
             data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-            headers["Content-Type"] = "application/json"
+            headers["Content-Type"] = content_type
         conn = http.client.HTTPSConnection(self.host, self.port, context=self._ssl, timeout=timeout)
         try:
             conn.request(method, path, body=data, headers=headers)
@@ -242,6 +246,17 @@ class ApiServer:
         namespace = namespace or obj.get("metadata", {}).get("namespace")
         path = self.collection_path(obj["apiVersion"], obj["kind"], namespace)
         return self.request("POST", path, obj, params={"dryRun": "All", "fieldValidation": "Strict"})
+
+    def dry_run_create_text(
+        self, text: str | bytes, api_version: str, kind: str, namespace: str | None = None
+    ) -> tuple[int, Any, list[str]]:
+        """POST YAML text as it is (Content-Type: application/yaml) with dryRun=All&fieldValidation=Strict.
+
+        The server reads it with sigs.k8s.io/yaml (go-yaml v2) and, under Strict, again with its strict
+        reader for duplicate keys. Only the first document of the text is read: split a stream first."""
+        path = self.collection_path(api_version, kind, namespace)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        return self.request("POST", path, data, params={"dryRun": "All", "fieldValidation": "Strict"}, content_type="application/yaml")
 
     def _write_kubeconfig(self) -> None:
         cluster = {"server": self.url}
