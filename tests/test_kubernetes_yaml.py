@@ -215,3 +215,12 @@ def test_a_tagged_scalar_is_typed_as_go_yaml_v2_resolves_it() -> None:
 def test_a_tagged_scalar_go_yaml_refuses_is_refused(tmp_path: Path, tagged: str, message: str) -> None:
     code, err = _validate(tmp_path, BASE.replace(ARGS, f"{ARGS}            - {tagged}\n", 1))
     assert (code, err) == (1, f"replica.yaml:28:15: spec.engines[0].members[0].template.spec.containers[0].args[0]: {message}\n")
+
+
+def test_digits_past_what_go_parses_are_text_and_the_error_says_so_not_to_remove_quotes(tmp_path: Path) -> None:
+    code, err = _validate(tmp_path, BASE.replace("count: 1\n", f"count: {'9' * 400}\n", 1))
+    assert (code, err) == (
+        1,
+        "replica.yaml:17:16: spec.engines[0].members[0].deviceRequests[0].count: must be an integer, not a string: "
+        "a number this long is text to Kubernetes YAML\n",
+    )

@@ -148,7 +148,10 @@ class StructuralValidator:
             if _is_int64(value):
                 value = int(value)
             if isinstance(value, bool) or not isinstance(value, int):
-                hint = " (remove the quotes)" if isinstance(value, str) and re.fullmatch(r"-?[0-9]+", value) else _past_int64(value)
+                hint = _past_int64(value)
+                if isinstance(value, str) and re.fullmatch(r"[-+]?[0-9]+", value):
+                    # Digits past what Go parses (uint64, then float64) are text to Kubernetes YAML however they are written.
+                    hint = " (remove the quotes)" if len(value.lstrip("+-")) <= 20 else ": a number this long is text to Kubernetes YAML"
                 self.fail(path, f"must be an integer, not {describe(value)}{hint}")
                 return value
             self._check_number(value, schema, path)
