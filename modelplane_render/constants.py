@@ -28,7 +28,7 @@ HEALTH_PATH = "/health"
 PROBE_PERIOD_SECONDS = 10
 # vLLM and SGLang start their HTTP server only once the weights are loaded: the startup probe's
 # budget is the load, 360 x 10 s = 60 min, what llm-d's prefill/decode guides allow a large model
-# (a 70B loads in 3 to 40 min from a PVC, storage deciding; a 405B can take longer: README).
+# (a 70B loads in 3 to 40 min from a PVC, storage deciding; a 405B can take longer: docs/design.md).
 STARTUP_FAILURE_THRESHOLD = 360
 # After startup: 3 failures 10 s apart restart a wedged engine or take it out of the pool (llm-d's numbers).
 LIVENESS_FAILURE_THRESHOLD = 3

@@ -107,7 +107,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         return EXIT_INTERRUPTED
     except MemoryError:
         writer.write_stderr(
-            f"{PROG}: out of memory (the input is within the limits the README states, but this machine has too little memory)"
+            f"{PROG}: out of memory (the input is within the limits docs/validation.md states, but this machine has too little memory)"
         )
         return EXIT_INVALID
     except ModuleNotFoundError as exc:

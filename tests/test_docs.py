@@ -427,6 +427,21 @@ def check_kustomize_app(block: Block, tmp_path: Path) -> None:
     assert (ROOT / source["path"] / "kustomization.yaml").is_file()
 
 
+def check_data_parallel_worker(block: Block, tmp_path: Path) -> None:
+    """The container, as the Worker's engine of the multi-node fixture, renders as written after the gang's two variables."""
+    (container,) = yaml.safe_load(block.text)
+    replica = yaml.safe_load((VALID / "multi-node-leader-worker" / "replica.yaml").read_text())
+    (worker,) = [m for m in replica["spec"]["engines"][0]["members"] if m["role"] == "Worker"]
+    worker["template"]["spec"]["containers"] = [container]
+    (tmp_path / "replica.yaml").write_text(yaml.safe_dump(replica))
+    done = shell("modelplane-render render replica.yaml", tmp_path)
+    assert done.returncode == 0, f"{block.where}: {done.stderr}"
+    (lws,) = [o for o in yaml.safe_load_all(done.stdout) if o["kind"] == "LeaderWorkerSet"]
+    (engine,) = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["containers"]
+    assert engine["command"] == container["command"] and "args" not in engine, block.where
+    assert [e["name"] for e in engine["env"]] == ["MODELPLANE_LEADER_ADDRESS", "MODELPLANE_RANK"], block.where
+
+
 def check_subtree(block: Block, tmp_path: Path) -> None:
     """A literal excerpt of the YAML file PATH: keys may be left out, `...` is anything."""
     (path,) = shlex.split(block.marker or "")[1:]
@@ -466,6 +481,7 @@ CHECKS: dict[str, Callable[[Block, Path], None]] = {
     "argocd-ui-error": check_argocd_ui_error,
     "kustomize-app": check_kustomize_app,
     "workflow-diff": check_workflow_diff,
+    "data-parallel-worker": check_data_parallel_worker,
 }
 
 KINDS: dict[str, Callable[[Block, Path], None]] = {
@@ -499,6 +515,30 @@ def test_every_block_listed_as_not_run_is_there() -> None:
     assert all(unmarked.count(line) == 1 for line in NOT_RUN)
 
 
+README_MAX_LINES = 600  # a guide a newcomer reads in an hour (issue 24): more goes to docs/, with a link
+
+
+def test_the_readme_stays_a_guide() -> None:
+    lines = len((ROOT / "README.md").read_text().splitlines())
+    assert lines <= README_MAX_LINES, (
+        f"README.md has {lines} lines, at most {README_MAX_LINES}: move detail to docs/ (docs/README.md says which page) and link it"
+    )
+
+
+def test_the_settings_table_is_the_settings() -> None:
+    """The README's one table of settings has a row per setting of options.SETTINGS, under the names each front end gives it."""
+    from modelplane_render.options import SETTINGS
+
+    readme = (ROOT / "README.md").read_text()
+    table = readme.split("### Settings", 1)[1].split("\n\n| ", 1)[1].split("\n\n", 1)[0]
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in ("| " + table).splitlines()[2:]]
+    assert len(rows) == len(SETTINGS)
+    for setting, (_, flag, parameter, config, _) in zip(SETTINGS, rows, strict=True):
+        assert flag.startswith(f"`{setting.option}") if setting.option else flag == "", (setting.name, flag)
+        assert parameter.startswith(f"`{setting.name}`") if setting.title else parameter == "", (setting.name, parameter)
+        assert config.startswith(f"`{setting.config_key}`") if setting.config_key else config == "", (setting.name, config)
+
+
 def test_every_scenario_file_is_used() -> None:
     used = {options(b.marker)[0].get("scenario") for b in ALL_BLOCKS if b.marker and b.marker.split()[0] in ("run", "objects")}
     assert set(SCENARIO_FILES) <= used
@@ -530,6 +570,7 @@ def anchors(doc: Path) -> set[str]:
 def test_every_link_leads_somewhere(doc: Path) -> None:
     """Links to a file of the repository or to a heading (of this page or another) resolve."""
     text = re.sub(r"```.*?```", "", doc.read_text(), flags=re.S)
+    text = re.sub(r"`[^`\n]*`", "", text)  # a code span is no link, though `[a-z]([0-9])` looks like one
     broken = []
     for target in re.findall(r"\]\(([^)\s]+)\)", text):
         if re.match(r"[a-z]+:", target):

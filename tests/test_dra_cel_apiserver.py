@@ -11,7 +11,7 @@ them (NVIDIA's k8s-dra-driver-gpu, dra-example-driver, dranet, Intel's and AMD's
 or more uses of every library base.go gives a 1.37 server, targeted mistakes, and systematic
 mutations of the valid ones. Every disagreement is listed in KNOWN_DISAGREEMENTS under one of the
 few reasons below; the test fails on a disagreement that is not listed, and on a listed one that
-no longer disagrees, so the list is always the true one (and the README's counts can be read off it).
+no longer disagrees, so the list is always the true one (and docs/validation.md's counts can be read off it).
 """
 
 from __future__ import annotations

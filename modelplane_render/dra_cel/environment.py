@@ -17,7 +17,7 @@ name, which types `capacity` exactly (map of map of Quantity) where a message fi
 Struct, and a misspelt field is an undeclared reference we then report as the field it is not.
 Where this environment and the API server's still judge differently is listed, by reason, in
 `KNOWN_DISAGREEMENTS` of tests/test_dra_cel_apiserver.py, which holds the list true against the
-real server (and the README's "Selector expressions (CEL)").
+real server (and docs/validation.md's "Selector expressions (CEL)").
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ def source_loader(base: Any) -> Any:
 
 _Loader = source_loader(SAFE_LOADER)
 
-# Limits that keep hostile or broken input from taking the process down (stated in the README).
+# Limits that keep hostile or broken input from taking the process down (stated in docs/validation.md).
 # Each is far above what real manifests need (the LeaderWorkerSet CRD, 1.3 MB of YAML, is about
 # 11,000 nodes) and low enough that hitting it costs seconds and a few hundred MB, not the machine:
 # PyYAML's composer keeps ~600 bytes per node of a document before we see any of it.
