@@ -1,0 +1,25 @@
+# Generated from templates/serviceaccount.yaml.j2 by Jinja 3.1.6: don't edit.
+from jinja2.runtime import LoopContext, Macro, Markup, Namespace, TemplateNotFound, TemplateReference, TemplateRuntimeError, Undefined, escape, identity, internalcode, markup_join, missing, str_join
+name = 'serviceaccount.yaml.j2'
+
+def root(context, missing=missing):
+    resolve = context.resolve_or_missing
+    undefined = environment.undefined
+    concat = environment.concat
+    cond_expr_undefined = Undefined
+    if 0: yield None
+    l_0_v = resolve('v')
+    l_0_metadata = missing
+    pass
+    included_template = environment.get_template('_metadata.yaml.j2', 'serviceaccount.yaml.j2')._get_default_module(context)
+    l_0_metadata = getattr(included_template, 'metadata', missing)
+    if l_0_metadata is missing:
+        l_0_metadata = undefined(f"the template {included_template.__name__!r} (imported on line 1 in 'serviceaccount.yaml.j2') does not export the requested name 'metadata'", name='metadata')
+    context.vars['metadata'] = l_0_metadata
+    context.exported_vars.discard('metadata')
+    yield '\napiVersion: v1\nkind: ServiceAccount\n'
+    yield str(context.call((undefined(name='metadata') if l_0_metadata is missing else l_0_metadata), (undefined(name='v') if l_0_v is missing else l_0_v)))
+    yield '\n'
+
+blocks = {}
+debug_info = '1=13&4=20'
