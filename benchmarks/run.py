@@ -360,6 +360,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     )
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory (sources, outputs) and print its path")
     parser.add_argument(
+        "--helm-chart",
+        metavar="DIR",
+        help="a checkout of llm-d-modelservice (v0.4.12, fetched by hand, never committed): time `helm template` of its "
+        "examples/values-pd.yaml beside a cold render of prefill-decode-kimi-k2 (without it, that row is skipped)",
+    )
+    parser.add_argument(
+        "--helm", default=None, help="the helm binary (default: ~/go/bin/helm, from `go install helm.sh/helm/v4/cmd/helm@v4.3.2`)"
+    )
+    parser.add_argument(
         "--picker",
         action="store_true",
         help="also run the real endpoint picker (MODELPLANE_EPP_BIN, the real peers; tests/test_picker_runs.py) once per repeat",
@@ -413,6 +422,24 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
             cases.append(Case(f"kustomize/{n}", [str(kustomize), "build", str(tmp / f"output-{n}")], env, tmp))
         print(f"  generated {n} replicas ({objects[n]} objects, first render {elapsed * 1000:.0f} ms)", file=sys.stderr)
 
+    helm = Path(args.helm or Path.home() / "go" / "bin" / "helm")
+    if args.helm_chart and helm.exists():
+        # The tool a user would pick instead: a cold render (every cache of ours forgotten: compiled templates,
+        # the parsed CRD, CEL verdicts; helm keeps none) of the prefill/decode fixture, and the same warm, beside
+        # helm template of llm-d-modelservice's own prefill/decode example.
+        kimi = [sys.executable, str(PLUGIN), "render", str(FIXTURES / "prefill-decode-kimi-k2")]
+        ours = Path(env["XDG_CACHE_HOME"]) / "modelplane-render"
+        cases.append(Case("pd/render-cold", kimi, env, tmp, forget=ours))
+        cases.append(Case("pd/render-warm", kimi, env, tmp))
+        chart = Path(args.helm_chart)
+        values = chart / "examples" / "values-pd.yaml"
+        cases.append(
+            Case(
+                "pd/helm-template", [str(helm), "template", "pd", str(chart / "charts" / "llm-d-modelservice"), "-f", str(values)], env, tmp
+            )
+        )
+    elif not args.quick:
+        print("  helm row skipped: give --helm-chart DIR (a checkout of llm-d-modelservice v0.4.12) and helm", file=sys.stderr)
     for key, replica in (("discover/1000-files", None), ("discover/1000-files-match-last", shapes[0].text.rstrip() + "\n")):
         app = tmp / key.replace("/", "-")
         write_thousand_files(app, replica)
@@ -557,6 +584,17 @@ def summarise(
         if "baseline/1" in cases:
             baseline = cases["baseline/1"]
             selectors |= {"baseline_1_ms": baseline.median * 1000, "render_1_minus_baseline_ms": (render_1.median - baseline.median) * 1000}
+    helm_row = {}
+    if "pd/helm-template" in cases:
+        helm_case = cases["pd/helm-template"]
+        helm_row = {
+            "render_cold_ms": cases["pd/render-cold"].median * 1000,
+            "render_warm_ms": cases["pd/render-warm"].median * 1000,
+            "helm_template_ms": helm_case.median * 1000,
+            "cold_vs_helm": cases["pd/render-cold"].median / helm_case.median,
+            "warm_vs_helm": cases["pd/render-warm"].median / helm_case.median,
+            "cold_vs_helm_cpu": cases["pd/render-cold"].cpu_median / helm_case.cpu_median,
+        }
     discover = [
         {
             "case": key,
@@ -605,6 +643,7 @@ def summarise(
         "sizes": rows,
         "krm": krm,
         "selectors": selectors,
+        "helm": helm_row,
         "discover": discover,
         "limits": limits,
         "ratios": ratios,
@@ -657,6 +696,13 @@ def print_table(result: dict[str, Any]) -> None:
             print(
                 f"  baseline revision: {sel['baseline_1_ms']:.1f} ms; this tree minus baseline: {sel['render_1_minus_baseline_ms']:+.1f} ms"
             )
+    hr = result.get("helm") or {}
+    if hr:
+        print(
+            f"\nAgainst helm template (llm-d-modelservice v0.4.12 examples/values-pd.yaml): render of prefill-decode-kimi-k2 "
+            f"cold {hr['render_cold_ms']:.1f} ms, warm {hr['render_warm_ms']:.1f} ms, helm {hr['helm_template_ms']:.1f} ms: "
+            f"cold/helm {hr['cold_vs_helm']:.2f}x [{hr['cold_vs_helm_cpu']:.2f}x CPU], warm/helm {hr['warm_vs_helm']:.2f}x"
+        )
     for d in result.get("discover", []):
         print(
             f"\nArgo CD discovery, {d['case']} (argocd discover, a new process): {d['ms']:.1f} ms, {d['vs_floor']:.1f}x floor, "
