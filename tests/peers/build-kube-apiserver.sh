@@ -1,57 +1,5 @@
 #!/usr/bin/env bash
-# Build a real kube-apiserver from the Go module proxy (no git, no docker).
+# Build a real kube-apiserver from the Go module proxy (no git, no docker): cold ~10 min, ~3 GiB.
 # Output: $PEERS/bin/kube-apiserver-v$VERSION (+ symlink kube-apiserver).
 set -euo pipefail
-
-VERSION="${KUBE_APISERVER_VERSION:-1.37.2}"
-PEERS="${MODELPLANE_PEERS_DIR:-$HOME/.cache/modelplane-render/peers}"
-BIN="$PEERS/bin"
-OUT="$BIN/kube-apiserver-v$VERSION"
-
-if [[ -x "$OUT" ]]; then
-  echo "kube-apiserver v$VERSION already built: $OUT"
-  exit 0
-fi
-
-mkdir -p "$BIN"
-SRC="$PEERS/src/kube-apiserver-v$VERSION"
-rm -rf "$SRC"
-mkdir -p "$SRC"
-cd "$SRC"
-
-# k8s.io/kubernetes's go.mod points every staging module at ./staging/..., which
-# the module zip lacks, so `go install k8s.io/kubernetes/...@v` refuses. Build
-# from a wrapper module that replaces each one with its published v0.X.Y tag.
-STAGING_VERSION="v0.${VERSION#*.}"
-K8S_GOMOD="$(go mod download -json "k8s.io/kubernetes@v$VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
-[[ -f "$K8S_GOMOD" ]] || { echo "cannot find go.mod of k8s.io/kubernetes@v$VERSION" >&2; exit 1; }
-
-go mod init modelplane-render/peers/kube-apiserver >/dev/null 2>&1
-replaces=()
-while read -r mod; do
-  case "$mod" in
-    # not published in lockstep and not needed by kube-apiserver
-    k8s.io/sample-cli-plugin|k8s.io/sample-controller) continue ;;
-  esac
-  replaces+=("-replace=$mod=$mod@$STAGING_VERSION")
-done < <(awk '$2 == "=>" && $1 ~ /^k8s\.io\// && $3 ~ /^\.\/staging\// {print $1}' "$K8S_GOMOD")
-echo "replacing ${#replaces[@]} staging modules with $STAGING_VERSION"
-go mod edit -require="k8s.io/kubernetes@v$VERSION" "${replaces[@]}"
-
-go mod download k8s.io/kubernetes
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  if go list -mod=mod "$pkg" >/dev/null 2>&1; then
-    ldflags+=" -X $pkg.gitVersion=v$VERSION -X $pkg.gitMajor=${VERSION%%.*}"
-    minor="${VERSION#*.}"
-    ldflags+=" -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
-  fi
-done
-
-echo "building kube-apiserver v$VERSION (cold: ~10 min, ~3 GiB) ..."
-start=$SECONDS
-CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" -o "$OUT.tmp" k8s.io/kubernetes/cmd/kube-apiserver
-mv "$OUT.tmp" "$OUT"
-ln -sfn "$(basename "$OUT")" "$BIN/kube-apiserver"
-echo "built $OUT in $((SECONDS - start))s"
-"$OUT" --version
+exec bash "$(dirname "${BASH_SOURCE[0]}")/k8s-command.sh" kube-apiserver "${KUBE_APISERVER_VERSION:-1.37.2}"

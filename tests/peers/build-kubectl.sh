@@ -1,57 +1,6 @@
 #!/usr/bin/env bash
-# Build a real kubectl from the Go module proxy (no git, no docker).
+# Build a real kubectl from the Go module proxy (no git, no docker), as kube-apiserver is built: the day-two
+# catalogue applies with it (client-side apply's three-way merge is kubectl's own). Seconds after kube-apiserver.
 # Output: $PEERS/bin/kubectl-v$VERSION (+ symlink kubectl).
 set -euo pipefail
-
-VERSION="${KUBECTL_VERSION:-1.37.2}"
-PEERS="${MODELPLANE_PEERS_DIR:-$HOME/.cache/modelplane-render/peers}"
-BIN="$PEERS/bin"
-OUT="$BIN/kubectl-v$VERSION"
-
-if [[ -x "$OUT" ]]; then
-  echo "kubectl v$VERSION already built: $OUT"
-  exit 0
-fi
-
-mkdir -p "$BIN"
-SRC="$PEERS/src/kubectl-v$VERSION"
-rm -rf "$SRC"
-mkdir -p "$SRC"
-cd "$SRC"
-
-# k8s.io/kubernetes's go.mod points every staging module at ./staging/..., which
-# the module zip lacks, so `go install k8s.io/kubernetes/...@v` refuses. Build
-# from a wrapper module that replaces each one with its published v0.X.Y tag.
-STAGING_VERSION="v0.${VERSION#*.}"
-K8S_GOMOD="$(go mod download -json "k8s.io/kubernetes@v$VERSION" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",\{0,1\}$/\1/p')"
-[[ -f "$K8S_GOMOD" ]] || { echo "cannot find go.mod of k8s.io/kubernetes@v$VERSION" >&2; exit 1; }
-
-go mod init modelplane-render/peers/kubectl >/dev/null 2>&1
-replaces=()
-while read -r mod; do
-  case "$mod" in
-    # not published in lockstep and not needed by kubectl
-    k8s.io/sample-cli-plugin|k8s.io/sample-controller) continue ;;
-  esac
-  replaces+=("-replace=$mod=$mod@$STAGING_VERSION")
-done < <(awk '$2 == "=>" && $1 ~ /^k8s\.io\// && $3 ~ /^\.\/staging\// {print $1}' "$K8S_GOMOD")
-echo "replacing ${#replaces[@]} staging modules with $STAGING_VERSION"
-go mod edit -require="k8s.io/kubernetes@v$VERSION" "${replaces[@]}"
-
-go mod download k8s.io/kubernetes
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  if go list -mod=mod "$pkg" >/dev/null 2>&1; then
-    ldflags+=" -X $pkg.gitVersion=v$VERSION -X $pkg.gitMajor=${VERSION%%.*}"
-    minor="${VERSION#*.}"
-    ldflags+=" -X $pkg.gitMinor=${minor%%.*} -X $pkg.gitTreeState=clean"
-  fi
-done
-
-echo "building kubectl v$VERSION (cold: a few minutes; the module cache is shared with kube-apiserver's build) ..."
-start=$SECONDS
-CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "$ldflags" -o "$OUT.tmp" k8s.io/kubernetes/cmd/kubectl
-mv "$OUT.tmp" "$OUT"
-ln -sfn "$(basename "$OUT")" "$BIN/kubectl"
-echo "built $OUT in $((SECONDS - start))s"
-"$OUT" version --client
+exec bash "$(dirname "${BASH_SOURCE[0]}")/k8s-command.sh" kubectl "${KUBECTL_VERSION:-1.37.2}"
