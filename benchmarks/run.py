@@ -431,6 +431,9 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
         ours = Path(env["XDG_CACHE_HOME"]) / "modelplane-render"
         cases.append(Case("pd/render-cold", kimi, env, tmp, forget=ours))
         cases.append(Case("pd/render-warm", kimi, env, tmp))
+        # What no render can go under: the interpreter importing the two libraries the design card fixes
+        # (Jinja2 for the templates, PyYAML with libyaml for reading and writing) and doing nothing else.
+        cases.append(Case("pd/stack-floor", [sys.executable, "-c", "import jinja2, yaml"], env, tmp))
         chart = Path(args.helm_chart)
         values = chart / "examples" / "values-pd.yaml"
         cases.append(
@@ -594,6 +597,8 @@ def summarise(
             "cold_vs_helm": cases["pd/render-cold"].median / helm_case.median,
             "warm_vs_helm": cases["pd/render-warm"].median / helm_case.median,
             "cold_vs_helm_cpu": cases["pd/render-cold"].cpu_median / helm_case.cpu_median,
+            "stack_floor_ms": cases["pd/stack-floor"].median * 1000,
+            "stack_floor_vs_helm": cases["pd/stack-floor"].median / helm_case.median,
         }
     discover = [
         {
@@ -702,6 +707,10 @@ def print_table(result: dict[str, Any]) -> None:
             f"\nAgainst helm template (llm-d-modelservice v0.4.12 examples/values-pd.yaml): render of prefill-decode-kimi-k2 "
             f"cold {hr['render_cold_ms']:.1f} ms, warm {hr['render_warm_ms']:.1f} ms, helm {hr['helm_template_ms']:.1f} ms: "
             f"cold/helm {hr['cold_vs_helm']:.2f}x [{hr['cold_vs_helm_cpu']:.2f}x CPU], warm/helm {hr['warm_vs_helm']:.2f}x"
+        )
+        print(
+            f"  `python -c 'import jinja2, yaml'` (the stack's floor, no render): {hr['stack_floor_ms']:.1f} ms, "
+            f"{hr['stack_floor_vs_helm']:.2f}x helm"
         )
     for d in result.get("discover", []):
         print(
