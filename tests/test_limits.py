@@ -13,6 +13,7 @@ by the benchmark (`benchmarks/run.py`, the `limits/...` rows), never asserted he
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -60,23 +61,44 @@ def only_error(result: Result) -> str:
     return lines[0]
 
 
+# The child is forked by this small launcher, not by pytest: on exec, Linux keeps the high-water RSS of
+# the memory being replaced (fs/exec.c exec_mmap), so a program forked from a pytest process of 300 MiB
+# reports at least 300 MiB, whatever it used. The launcher reports its own child's peak instead.
+_LAUNCHER = """
+import os, signal, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as report:
+    report.write(str(usage.ru_maxrss))
+code = os.waitstatus_to_exitcode(status)
+if code < 0:
+    signal.signal(-code, signal.SIG_DFL)
+    os.kill(os.getpid(), -code)
+sys.exit(code)
+"""
+
+
 def run_child(args: list[str], cwd: Path) -> tuple[int, bytes, bytes, int]:
     """A real process: exit status (negative for a signal), stdout, stderr and its own peak RSS.
 
     Killed (exit status -9) if it runs past HANG_GUARD_SECONDS.
     """
+    report = cwd / "maxrss"
     with open(cwd / "stdout", "w+b") as out, open(cwd / "stderr", "w+b") as err:
-        process = subprocess.Popen(args, cwd=cwd, stdout=out, stderr=err)
-        guard = threading.Timer(HANG_GUARD_SECONDS, process.kill)
+        process = subprocess.Popen(
+            [sys.executable, "-S", "-c", _LAUNCHER, str(report), *args], cwd=cwd, stdout=out, stderr=err, start_new_session=True
+        )
+        guard = threading.Timer(HANG_GUARD_SECONDS, lambda: os.killpg(process.pid, signal.SIGKILL))
         guard.start()
         try:
-            _, status, usage = os.wait4(process.pid, 0)
+            process.wait()
         finally:
             guard.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
-        return process.returncode, out.read(), err.read(), usage.ru_maxrss * 1024
+        return process.returncode, out.read(), err.read(), int(report.read_text() or 0) * 1024 if report.exists() else 0
 
 
 # ---------------------------------------------------------------------------------------------
