@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator
 
 from .errors import Finding, InputError
-from .walk import KUSTOMIZE_FILE_NAMES, STDIN, _read, _reason, find_files, read_file
+from .walk import KUSTOMIZE_FILE_NAMES, STDIN, _read, _reason, find_files, kustomization_files, read_file
 from .yamlio.document import Document
 from .yamlio.libyaml import YAMLError, load_all
 from .yamlio.loader import _Budget, _load, decode
@@ -54,6 +54,66 @@ def kustomize_patch_files(files: list[tuple[str, str]]) -> set[str]:
     return patches
 
 
+# A kustomization of these fields alone, listing files of its own directory, builds what a walk reads
+# anyway (a plain base: kustomize/base, fixtures/valid/objects-passed-through): its files are read.
+PLAIN_KUSTOMIZATION_FIELDS = frozenset({"apiVersion", "kind", "metadata", "resources", "openapi", "sortOptions", "buildMetadata"})
+
+
+def kustomize_builds(name: str, data: bytes) -> list[str]:
+    """What kustomize makes of a kustomization that its directory's files alone don't say: its other
+    fields (patches, transformers, namespace, ...) and resources from elsewhere. Empty for a plain base.
+
+    Such a directory is an app only kustomize builds: given as a PATH it is built (frontends.kustomize_app),
+    and a walk refuses it rather than read its files without what the kustomization does to them.
+    One that can't be read is kustomize's to report: it counts as built.
+    """
+    try:
+        documents = load_all(decode(name, data))
+    except (InputError, YAMLError):
+        return ["a kustomization that can't be read"]
+    kustomization = documents[0] if len(documents) == 1 and isinstance(documents[0], dict) else None
+    if kustomization is None:
+        return ["a kustomization that is not one mapping"]
+    reasons = sorted(str(key) for key in kustomization if key not in PLAIN_KUSTOMIZATION_FIELDS)
+    resources = kustomization.get("resources") or []
+    elsewhere = [
+        r
+        for r in (resources if isinstance(resources, list) else [resources])
+        if not (
+            isinstance(r, str) and r.endswith((".yaml", ".yml")) and not r.startswith("/") and ".." not in r.split("/") and "://" not in r
+        )
+    ]
+    if elsewhere:
+        reasons.append(f"resources from elsewhere ({', '.join(map(str, elsewhere[:3]))}{', ...' if len(elsewhere) > 3 else ''})")
+    return reasons
+
+
+def built_kustomization_error(shown: str, reasons: list[str]) -> Finding:
+    """A walk met a kustomization only kustomize builds (kustomize_builds)."""
+    directory = os.path.dirname(shown) or "."
+    return Finding(
+        shown,
+        1,
+        1,
+        ".",
+        f"kustomize builds {directory} ({', '.join(reasons)}): its files alone are not what it makes, so a directory walk "
+        f"doesn't read them; give {directory} as a PATH of its own, and kustomize builds it with the function, as Argo CD does",
+    )
+
+
+def built_kustomizations(paths: list[str]) -> list[Finding]:
+    """An error for each kustomization below the given directories that only kustomize builds."""
+    errors = []
+    for shown, real in kustomization_files(paths):
+        try:
+            reasons = kustomize_builds(shown, read_file(shown, real))
+        except (InputError, OSError):
+            reasons = ["a kustomization that can't be read"]
+        if reasons:
+            errors.append(built_kustomization_error(shown, reasons))
+    return errors
+
+
 def iter_documents(paths: list[str]) -> Iterator[Document | Finding]:
     """Every document of every file, or an error per file that can't be read.
 
@@ -62,6 +122,7 @@ def iter_documents(paths: list[str]) -> Iterator[Document | Finding]:
     kustomization lists as patches are not sources (kustomize_patch_files).
     """
     files, errors = find_files(paths)
+    errors = sorted([*errors, *built_kustomizations(paths)])
     patches = kustomize_patch_files(files)
     if patches:
         files = [(shown, real) for shown, real in files if real == STDIN or os.path.realpath(real) not in patches]

@@ -98,6 +98,24 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     return found, sorted(errors)  # as InputError reports them
 
 
+def kustomization_files(paths: list[str]) -> list[tuple[str, str]]:
+    """(display name, path) of every kustomization file a walk of `paths` passes, by the walk's rules.
+
+    Never read as sources, they still decide what a directory means (sources.kustomize_builds), so
+    the render cache keys on them too.
+    """
+    found: list[tuple[str, str]] = []
+    for given in paths:
+        if given == STDIN or not os.path.isdir(given):
+            continue
+        for dirpath, dirnames, filenames in os.walk(given, followlinks=False):
+            dirnames[:] = sorted(d for d in dirnames if is_walked_directory(d) and not os.path.islink(os.path.join(dirpath, d)))
+            for name in sorted(KUSTOMIZE_FILE_NAMES & set(filenames)):
+                full = os.path.join(dirpath, name)
+                found.append((display_path(full), full))
+    return found
+
+
 def directory_link_problem(root: str, target: str, inside: bool, holds_sources: bool) -> str | None:
     """Why a symlink to a directory met in a walk is refused, or None when skipping it loses nothing.
 

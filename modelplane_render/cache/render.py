@@ -37,7 +37,7 @@ from importlib.machinery import PathFinder
 
 from .. import __version__
 from ..errors import InputError
-from ..walk import find_files, read_file
+from ..walk import find_files, kustomization_files, read_file
 from .directory import ENV_CACHE_DIR, evict, usable_directory, write_whole
 
 try:  # CPython's own BLAKE2: a hit does not pay for loading OpenSSL (hashlib's first import, ~5 ms)
@@ -200,6 +200,12 @@ def cache_key(paths: Sequence[str], key: Mapping[str, str]) -> Optional[str]:
         if total > MAX_INPUT_BYTES:
             return None
         digest.part("file", shown, real, data)
+    # Not sources, but they decide what a directory means (a plain base is read, anything more refused).
+    for shown, real in kustomization_files(list(paths)):
+        try:
+            digest.part("kustomization", shown, real, read_file(shown, real))
+        except (InputError, OSError):
+            return None
     return digest.hexdigest()
 
 

@@ -15,7 +15,7 @@ from typing import NoReturn
 from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
 from ..frontends.diff.compare import compare
 from ..frontends.diff.report import format_markdown_per_cluster, format_text_per_cluster
-from ..frontends.diff.sides import render_both
+from ..frontends.diff.sides import render_pairs
 from ..options import LIST, command_settings, parse_cluster
 from . import writer
 from .arguments import add_render_options, options_from_args
@@ -93,7 +93,8 @@ def run(args: argparse.Namespace) -> int:
     for cluster in clusters:
         # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
         options = options_from_args(args, "diff", cluster=cluster, allow_empty=True)
-        comparisons.append(compare(*render_both(base, head, args.paths, options), context=context, cluster=cluster))
+        for pair in render_pairs(base, head, args.paths, options):
+            comparisons.append(compare(pair.base, pair.head, context=context, cluster=cluster, app=pair.app))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)
     else:

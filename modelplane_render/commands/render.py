@@ -10,6 +10,7 @@ from ..errors import EXIT_OK
 from ..walk import STDIN
 from . import writer
 from .arguments import add_render_options, options_from_args
+from .kustomized import build, kustomize_app_of
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -24,6 +25,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    built = kustomize_app_of(args.paths, "render")
+    if built is not None:
+        text, _ = build(built, shown=built)
+        writer.write_stdout(text)
+        return EXIT_OK
     options = options_from_args(args, "render")
 
     def produce() -> list[str]:

@@ -31,19 +31,17 @@ import json
 import os
 import posixpath
 import re
-import shutil
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from .. import crd
 from ..cache.render import ARGOCD_ENV_NAMES, ARGOCD_ENV_PREFIX, argocd_key, cached
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
 from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
 from ..pipeline import Head, Rendered, head_of, render_paths
 from ..walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
-from ..yamlio.libyaml import load_all
+from .kustomize_app import is_built
 
 PLUGIN_NAME = "modelplane-render"
 PLUGIN_VERSION = "v1"
@@ -239,12 +237,13 @@ def render_for_argocd(source_dir: str, settings: ArgoSettings) -> str:
 def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
     """The YAML stream Argo CD applies, for the app in source_dir; an exception on any fault.
 
-    An app directory holding a kustomization is a kustomize app: kustomize builds it, running the
-    function its kustomizations name (kustomize_build); reading its files as replicas would drop
-    its patches and namespace without a word.
+    An app directory holding a kustomization that does more than list its own files is a kustomize
+    app: kustomize builds it, running the function its kustomizations name (kustomize_build); reading
+    its files as replicas would drop its patches and namespace without a word. A plain base's files
+    are read, as `render` reads them (frontends.kustomize_app).
     """
     settings = settings_from_env(env)
-    if is_kustomization(source_dir):
+    if is_built(source_dir):
         return kustomize_build(source_dir, settings)
     try:
         # The key is the environment as given (what main()'s cache.answer looks up before parsing
@@ -261,13 +260,6 @@ def _in_repository(error: Finding, source_path: str) -> Finding:
     return Finding(posixpath.join(source_path, error.file), error.line, error.column, error.path, error.message)
 
 
-KUSTOMIZE_FLAGS = ("--enable-alpha-plugins", "--enable-exec")
-
-
-def is_kustomization(source_dir: str) -> bool:
-    return any(os.path.lexists(os.path.join(source_dir, name)) for name in KUSTOMIZE_FILE_NAMES)
-
-
 def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
     """`kustomize build --enable-alpha-plugins --enable-exec`, in the sidecar: its output checked, or its error.
 
@@ -275,7 +267,7 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
     only for Applications that name this plugin. The render options come from the app's RenderConfig
     (one place for them, as on a laptop); a plugin parameter that is one is refused rather than ignored.
     """
-    import subprocess  # only a kustomize app runs kustomize
+    from .kustomize_app import build  # only a kustomize app runs kustomize
 
     # What a kustomize app's RenderConfig says instead: the parameters that are render settings.
     ignored = sorted(name for name in settings.given if name in {s.name for s in RENDER_SETTINGS})
@@ -284,27 +276,11 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
             f"{WHERE_PARAMETERS} {', '.join(ignored)}: this app is a kustomization, whose RenderConfig (spec) holds the render "
             "options; set them there"
         )
-    kustomize = shutil.which("kustomize")
-    if kustomize is None:
-        raise RenderFailure(
-            "this app is a kustomization, and kustomize is not on the sidecar's PATH (the image argocd/Containerfile builds has it)"
-        )
-    result = subprocess.run([kustomize, "build", *KUSTOMIZE_FLAGS, source_dir], capture_output=True)
-    if result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip() or f"kustomize build exited {result.returncode}"
-        raise RenderFailure(f"kustomize build {' '.join(KUSTOMIZE_FLAGS)} failed: {message}")
-    text = result.stdout.decode("utf-8")
-    objects = [o for o in load_all(text) if o is not None]
-    if not all(isinstance(o, dict) and o.get("apiVersion") and o.get("kind") for o in objects):
-        raise RenderFailure("kustomize build printed a document that is not a Kubernetes object")
-    if not objects:
-        raise RenderFailure("kustomize build printed no object: Argo CD would prune every live object of the Application")
-    unrendered = sorted(str((o.get("metadata") or {}).get("name")) for o in objects if o.get("apiVersion") == crd.API_VERSION)
-    if unrendered:
-        raise RenderFailure(
-            f"kustomize build printed ModelReplica {', '.join(unrendered)} unrendered: list the RenderConfig directory under "
-            "the kustomization's transformers: (README: kustomize), or point the Application at a directory without a kustomization"
-        )
+    text, objects = build(
+        source_dir,
+        missing="this app is a kustomization, and kustomize is not on the sidecar's PATH (the image argocd/Containerfile builds has it)",
+        instead="point the Application at a directory without a kustomization",
+    )
     check_cluster_apis(Rendered(objects, [text], [head_of(o) for o in objects]), settings)
     return text
 

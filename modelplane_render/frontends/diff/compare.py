@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 from ... import constants, names
 from ...kinds import WORKLOAD_KINDS
 from ...output import sort_key
+from .impact import impacts
 from .objects import Key, object_text, object_title
 from .sides import Side
 
@@ -35,6 +36,13 @@ class Comparison:
     notes: list[str]
     unchanged: int
     cluster: Optional[str] = None  # the InferenceCluster both sides were rendered for; None: every replica
+    app: Optional[str] = None  # the directory kustomize built for both sides; None: the plain paths
+    impacts: list[str] = field(default_factory=list)  # what the change does to live pods, a line per replica
+
+    @property
+    def scope(self) -> str:
+        """Which part of the diff this is: the kustomization built and the cluster, or nothing for the plain paths."""
+        return ", ".join(([f"kustomization {self.app}"] if self.app else []) + ([f"cluster {self.cluster}"] if self.cluster else []))
 
     def count(self, status: str) -> int:
         return sum(1 for c in self.changes if c.status == status)
@@ -48,7 +56,7 @@ class Comparison:
         return sum(c.removed for c in self.changes)
 
 
-def compare(base: Side, head: Side, context: int = 3, cluster: Optional[str] = None) -> Comparison:
+def compare(base: Side, head: Side, context: int = 3, cluster: Optional[str] = None, app: Optional[str] = None) -> Comparison:
     changes: list[Change] = []
     unchanged = 0
     keys = set(base.objects) | set(head.objects)
@@ -77,7 +85,7 @@ def compare(base: Side, head: Side, context: int = 3, cluster: Optional[str] = N
         notes.insert(0, f"all {len(base.objects)} objects{of} are removed: Argo CD (with pruning) will delete every one of them")
     elif head.objects and not base.objects and cluster is not None:
         notes.insert(0, f"cluster {cluster} had no objects: all {len(head.objects)} are added")
-    return Comparison(base.label, head.label, changes, notes, unchanged, cluster)
+    return Comparison(base.label, head.label, changes, notes, unchanged, cluster, app, impacts(base, head, changes))
 
 
 def _notes(base: Side, head: Side, changes: list[Change]) -> list[str]:

@@ -49,13 +49,16 @@ def format_text(comparison: Comparison, *, colour: bool = False) -> str:
         return f"{code}{body}{_RESET}" + line[len(body) :]
 
     c = comparison
-    where = f"{c.base} -> {c.head}" + (f" (cluster {c.cluster})" if c.cluster is not None else "")
+    where = f"{c.base} -> {c.head}" + (f" ({c.scope})" if c.scope else "")
     if not c.changes:
         return f"{where}: {NO_CHANGE} ({c.unchanged} objects)\n"
     out = [paint(_BOLD, f"{where}: {_summary(c)}\n"), "\n"]
     width = max(len(change.title) for change in c.changes)
     for change in c.changes:
         out.append(paint(_STATUS_COLOUR[change.status], f"  {change.status:<8} {change.title:<{width}}  {_counts(change)}\n"))
+    if c.impacts:
+        out.append("\n")
+        out.extend(paint(_BOLD, f"impact: {line}\n") for line in c.impacts)
     if c.notes:
         out.append("\n")
         out.extend(paint(_YELLOW, f"note: {note}\n") for note in c.notes)
@@ -92,8 +95,15 @@ def format_markdown_per_cluster(comparisons: list[Comparison], *, limit: int = M
     if len(comparisons) == 1:
         return format_markdown(comparisons[0], limit=limit)
     room = (limit - 200) // len(comparisons)
-    sections = [format_markdown(c, limit=room, heading=f"#### Cluster `{c.cluster}`\n") for c in comparisons]
+    sections = [format_markdown(c, limit=room, heading=f"#### {_scope_heading(c)}\n") for c in comparisons]
     return _COMMENT_START + "".join("\n" + s for s in sections)
+
+
+def _scope_heading(c: Comparison) -> str:
+    parts = ([f"Kustomization `{c.app}`"] if c.app else ["The other paths"] if c.cluster is None else []) + (
+        [f"Cluster `{c.cluster}`"] if c.cluster else []
+    )
+    return ", ".join(parts)
 
 
 def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, heading: str = "") -> str:
@@ -103,7 +113,7 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, head
     """
     c = comparison
     head = [heading if heading else _COMMENT_START, "\n"]
-    where = f"`{c.base}` → `{c.head}`" + (f" (cluster `{c.cluster}`)" if c.cluster is not None and not heading else "")
+    where = f"`{c.base}` → `{c.head}`" + (f" ({c.scope})" if c.scope and not heading else "")
     if not c.changes:
         head.append(f"{where}: {NO_CHANGE} ({c.unchanged} objects).\n")
         return "".join(head)
@@ -117,6 +127,9 @@ def format_markdown(comparison: Comparison, *, limit: int = MARKDOWN_LIMIT, head
             head.append(f"| … | {len(rows) - index} more objects | | |\n")
             break
         head.append(row)
+    if c.impacts:
+        head.append("\n**What it does to live pods**\n\n")
+        head.extend(f"- {html.escape(line, quote=False)}\n" for line in c.impacts)
     if c.notes:
         head.append("\n> [!WARNING]\n")
         head.append("> \n".join(f"> {html.escape(note, quote=False)}\n" for note in c.notes))

@@ -264,3 +264,43 @@ def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> I
             yield from load_documents(item.shown, decode(item.shown, contents[item.entry.oid]))
         except InputError as exc:
             yield from exc.errors
+
+
+def built_kustomizations_at(tree: RevisionTree, git: Git, paths: list[str]) -> list[Finding]:
+    """`sources.built_kustomizations` over a revision: a kustomization below a given directory that only kustomize builds."""
+    from ...sources import built_kustomization_error, kustomize_builds
+    from ...walk import KUSTOMIZE_FILE_NAMES, display_path
+
+    found: list[tuple[str, str]] = []  # (shown, oid)
+    for given in paths:
+        target = tree.resolve(git.repo_path(given))
+        if target.kind != "tree":
+            continue
+        prefix = f"{target.path}/" if target.path else ""
+        for path, entry in sorted(tree.entries.items()):
+            if path.startswith(prefix) and posixpath.basename(path) in KUSTOMIZE_FILE_NAMES and entry.type == "blob":
+                inner = path[len(prefix) :]
+                if any(part.startswith(".") for part in inner.split("/")[:-1]):
+                    continue
+                found.append((display_path(os.path.join(os.path.abspath(given), *inner.split("/"))), entry.oid))
+    blobs = tree.read([oid for _, oid in found])
+    return [built_kustomization_error(shown, reasons) for shown, oid in found if (reasons := kustomize_builds(shown, blobs[oid]))]
+
+
+def holds_kustomization_at(tree: RevisionTree, git: Git, given: str) -> bool:
+    """Whether a given path is, at this revision, a directory holding a kustomization."""
+    from ...walk import KUSTOMIZE_FILE_NAMES
+
+    target = tree.resolve(git.repo_path(given))
+    return target.kind == "tree" and any(tree.resolve(posixpath.join(target.path, n)).kind == "blob" for n in KUSTOMIZE_FILE_NAMES)
+
+
+def check_out(tree: RevisionTree, git: Git, into: str) -> None:
+    """The revision's files written under `into` (`git archive`), so kustomize can build from them: relative bases
+    and the function's files resolve as in a checkout. The repository's checkout and index are not touched."""
+    import io
+    import tarfile
+
+    archive = git.run("archive", "--format=tar", tree.revision)
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")

@@ -1,0 +1,24 @@
+"""A PATH that only kustomize builds, for `render` and `validate`: built as Argo CD builds it (frontends.kustomize_app)."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from ..errors import UsageError
+from ..frontends.kustomize_app import build, is_built
+
+__all__ = ["build", "kustomize_app_of"]
+
+
+def kustomize_app_of(paths: list[str], command: str) -> Optional[str]:
+    """The one PATH kustomize builds, or None when no PATH is one. Such a directory is one app, as an Argo CD
+    Application is: it comes alone (two overlays of one replica would print its objects twice)."""
+    built = [p for p in paths if is_built(p)]
+    if not built:
+        return None
+    if len(paths) > 1:
+        raise UsageError(
+            f"{built[0]} is a kustomization that kustomize builds, one app as Argo CD syncs it: {command} it alone "
+            f"(modelplane-render {command} {built[0]}); diff takes several"
+        )
+    return built[0]

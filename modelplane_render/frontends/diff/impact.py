@@ -1,0 +1,103 @@
+"""What a change does to live pods, a line per replica: which LeaderWorkerSets roll and how, which claim templates
+are replaced, what is deleted and created anew, and any update the API server would refuse (facts.updates)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ... import constants
+from ...facts.updates import refused_update
+from .objects import Key, object_title
+
+if TYPE_CHECKING:
+    from .compare import Change
+    from .sides import Side
+
+
+def _replica(obj: dict[str, Any], key: Key) -> tuple[str, str]:
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    return key[2], str(labels.get(constants.LABEL_REPLICA, ""))
+
+
+def _devices(objects: dict[Key, dict[str, Any]], namespace: str, pod: Any) -> int | str:
+    """The devices one pod claims: the counts of the claim templates it names (`all` for an All request)."""
+    total = 0
+    for claim in (pod or {}).get("spec", {}).get("resourceClaims") or []:
+        template = objects.get(("resource.k8s.io", "ResourceClaimTemplate", namespace, str(claim.get("resourceClaimTemplateName"))))
+        for request in ((template or {}).get("spec", {}).get("spec", {}).get("devices", {}).get("requests")) or []:
+            exactly = request.get("exactly") or {}
+            if exactly.get("allocationMode") == "All":
+                return "all"
+            total += int(exactly.get("count", 1))
+    return total
+
+
+def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict[Key, dict[str, Any]]) -> str:
+    """How a LeaderWorkerSet's update reaches its pods."""
+    title = object_title(key)
+    old, new = before.get("spec") or {}, after.get("spec") or {}
+    parts = []
+    groups = new.get("replicas", 1)
+    if old.get("replicas", 1) != groups:
+        parts.append(f"scales from {old.get('replicas', 1)} to {groups} groups")
+    template = new.get("leaderWorkerTemplate") or {}
+    if (old.get("leaderWorkerTemplate") or {}) != template:
+        size = template.get("size", 1)
+        leader = _devices(objects, key[2], template.get("leaderTemplate") or template.get("workerTemplate"))
+        worker = _devices(objects, key[2], template.get("workerTemplate"))
+        gpus = "all devices" if "all" in (leader, worker) else f"{int(leader) + (size - 1) * int(worker)} devices"
+        rolling = (new.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
+        unavailable, surge = rolling.get("maxUnavailable", 1), rolling.get("maxSurge", 0)
+        pace = "one group at a time" if unavailable == 1 else f"{unavailable} groups at a time"
+        surge_text = "without surge (a group's pods stop before its new ones start)" if surge in (0, "0", "0%") else f"surge {surge}"
+        parts.append(
+            f"rolls {groups} group{'s' if groups != 1 else ''} of {size} pod{'s' if size != 1 else ''} ({gpus} a group), {pace} {surge_text}"
+        )
+    elif old.get("replicas", 1) != groups:
+        parts[-1] += " (no pod restarts)"
+    if not parts:
+        parts.append("changes without restarting pods")
+    return f"{title} {' and '.join(parts)}"
+
+
+def impacts(base: Side, head: Side, changes: list[Change]) -> list[str]:
+    """A line per replica whose objects change (objects of no replica: a line of their own)."""
+    by_replica: dict[tuple[str, str], list[Change]] = {}
+    for change in changes:
+        obj = head.objects.get(change.key) or base.objects[change.key]
+        by_replica.setdefault(_replica(obj, change.key), []).append(change)
+    lines = []
+    for (namespace, replica), group in sorted(by_replica.items()):
+        said: list[str] = []
+        refused: list[str] = []
+        for change in group:
+            kind = change.key[1]
+            if change.status == "changed":
+                before, after = base.objects[change.key], head.objects[change.key]
+                refused += [f"{change.title}: {why}" for why in refused_update(kind, before, after)]
+                if kind == "LeaderWorkerSet":
+                    said.append(_roll(change.key, before, after, head.objects))
+                elif kind == "Deployment" and (before.get("spec") or {}).get("template") != (after.get("spec") or {}).get("template"):
+                    said.append(f"{change.title} restarts its pods")
+        added = [c for c in group if c.status == "added"]
+        removed = [c for c in group if c.status == "removed"]
+        new_claims = [c.title for c in added if c.key[1] == "ResourceClaimTemplate"]
+        old_claims = [c.title for c in removed if c.key[1] == "ResourceClaimTemplate"]
+        if new_claims and old_claims:
+            said.append(f"{', '.join(new_claims)} replaces {', '.join(old_claims)} (a new template: the old one is pruned last)")
+        elif new_claims:
+            said.append(f"{', '.join(new_claims)} is created")
+        elif old_claims:
+            said.append(f"{', '.join(old_claims)} is deleted")
+        for status, verb in (("removed", "is deleted (its pods stop)"), ("added", "is created (its pods start from nothing)")):
+            workloads = [c.title for c in group if c.status == status and c.key[1] in ("LeaderWorkerSet", "Deployment")]
+            if workloads:
+                said.append(f"{', '.join(workloads)} {verb}")
+        rest = [c for c in group if c.key[1] not in ("LeaderWorkerSet", "Deployment", "ResourceClaimTemplate")]
+        if rest and not said:
+            said.append(f"{len(rest)} object{'s' if len(rest) != 1 else ''} change{'s' if len(rest) == 1 else ''}, no pod restarts")
+        if refused:
+            said.append("REFUSED as an update: " + "; ".join(refused) + " (delete and create it, or sync with Replace=true)")
+        who = f"ModelReplica {namespace}/{replica}" if replica else "objects of no replica"
+        lines.append(f"{who}: {'; '.join(said)}")
+    return lines
