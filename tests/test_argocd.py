@@ -1193,11 +1193,14 @@ def test_real_a_kustomize_apps_errors_reach_argo_cd_and_nothing_else(cmp_server:
     assert (result.returncode, result.stdout) == (1, "")
     assert "kustomize build --enable-alpha-plugins --enable-exec failed" in result.stderr
     assert "nodePoolName: must be a valid label value" in result.stderr, result.stderr
-    # A kustomization without the function would hand Argo CD the replica itself, which no cluster serves.
-    unrendered = cmp_server.generate("valid/objects-passed-through")
+    # A kustomization (here: a namespace) without the function would hand Argo CD the replica itself, which no
+    # cluster serves.
+    unrendered = cmp_server.generate("kustomize-app")
     assert (unrendered.returncode, unrendered.stdout) == (1, "")
-    assert "printed ModelReplica mistral-small-eks-l40s-0 unrendered: list the RenderConfig directory" in unrendered.stderr, (
-        unrendered.stderr
-    )
+    assert "printed ModelReplica qwen3-8b-eks-l4-0 unrendered: list the RenderConfig directory" in unrendered.stderr, unrendered.stderr
+    # A plain base (a kustomization listing its own files, nothing more) is read as `render` reads it: one rule.
+    plain = cmp_server.generate("valid/objects-passed-through")
+    assert plain.returncode == 0, plain.stderr
+    assert manifests(plain) == load_all(run_cli("render", str(ROOT / "fixtures" / "valid" / "objects-passed-through")).stdout)
     refused = cmp_server.generate("kustomize/overlays/prod", plugin_parameters=[{"name": "gateway", "string": "a/b"}])
     assert refused.returncode == 1 and "whose RenderConfig (spec) holds the render options" in refused.stderr

@@ -124,9 +124,13 @@ def test_one_byte_of_one_file_changes_the_key(sources: Path) -> None:
 
 def test_a_new_file_changes_the_key_as_the_walk_reads_it(sources: Path) -> None:
     before = _key(sources)
-    for skipped in ("notes.md", ".hidden.yaml", "kustomization.yaml"):  # the walk of `render` skips these
+    for skipped in ("notes.md", ".hidden.yaml"):  # the walk of `render` skips these
         (sources / skipped).write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
         assert _key(sources) == before, skipped
+    # Not a source either, but it decides whether the directory is read at all (sources.kustomize_builds).
+    (sources / "kustomization.yaml").write_text("resources: [replica.yaml]\n")
+    assert _key(sources) != before
+    (sources / "kustomization.yaml").unlink()
     (sources / "extra.yml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n")
     with_new = _key(sources)
     assert with_new != before

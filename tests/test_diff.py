@@ -186,6 +186,13 @@ def test_adding_a_replica_shows_every_new_object_whole(history, tmp_path):  # ty
     width = max(map(len, titles))
     expected = f"base -> add-replica: {len(titles)} added, 0 removed, 0 changed (+{total} -0 lines)\n\n"
     expected += "".join(f"  added    {t:<{width}}  +{len(bodies[t].splitlines())}\n" for t in titles)
+    # What it does to the cluster: the claim template, and the two workloads whose pods start.
+    (claim,) = [t for t in titles if t.startswith("ResourceClaimTemplate ")]
+    workloads = [t for t in titles if t.startswith(("LeaderWorkerSet ", "Deployment "))]
+    expected += (
+        f"\nimpact: ModelReplica inference/llama-8b-eks-l40s-0 is new: {claim} is created; "
+        f"{', '.join(workloads)} are created (their pods start from nothing)\n"
+    )
     expected += "".join(whole_object(t, bodies[t], "/dev/null", "add-replica", "+") for t in titles)
     assert result.stdout == expected
 
@@ -197,6 +204,9 @@ def test_changing_copies_changes_only_the_leaderworkerset_replicas(history):  # 
         "add-replica -> copies: 0 added, 0 removed, 1 changed (+1 -1 lines)\n"
         "\n"
         "  changed  LeaderWorkerSet inference/llama-8b-eks-l40s-0-llama-8b-77066  +1 -1\n"
+        "\n"
+        "impact: ModelReplica inference/llama-8b-eks-l40s-0: LeaderWorkerSet inference/llama-8b-eks-l40s-0-llama-8b-77066 scales "
+        "from 4 to 2 groups (no pod restarts)\n"
         "\n"
         "LeaderWorkerSet inference/llama-8b-eks-l40s-0-llama-8b-77066\n"
         "--- add-replica\n"
@@ -220,6 +230,9 @@ def test_changing_an_image_changes_the_engine_container_only(history):  # type: 
         "copies -> image: 0 added, 0 removed, 1 changed (+1 -1 lines)\n"
         "\n"
         "  changed  LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010  +1 -1\n"
+        "\n"
+        "impact: ModelReplica ml-team/qwen3-8b-eks-l4-0: LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010 rolls 1 group "
+        "of 1 pod (1 device a group), one group at a time without surge (a group's pods stop before its new ones start)\n"
         "\n"
         "LeaderWorkerSet ml-team/qwen3-8b-eks-l4-0-qwen3-8b-03010\n"
         "--- copies\n"
@@ -250,6 +263,18 @@ def test_a_renamed_replica_is_removed_and_added_with_a_note_on_live_pods(history
     for gone, came in zip(old_titles, new_titles, strict=True):  # same kind: sorted side by side
         expected += f"  removed  {gone:<{width}}  -{len(old[gone].splitlines())}\n"
         expected += f"  added    {came:<{width}}  +{len(new[came].splitlines())}\n"
+
+    def claim_and_workloads(titles: list[str]) -> tuple[str, str]:
+        (claim,) = [t for t in titles if t.startswith("ResourceClaimTemplate ")]
+        return claim, ", ".join(t for t in titles if t.startswith(("LeaderWorkerSet ", "Deployment ")))
+
+    (old_claim, old_workloads), (new_claim, new_workloads) = claim_and_workloads(old_titles), claim_and_workloads(new_titles)
+    expected += (
+        f"\nimpact: ModelReplica inference/llama-8b-eks-l40s-0 is removed: {old_claim} is deleted; {old_workloads} are deleted "
+        "(their pods stop)\n"
+        f"impact: ModelReplica inference/llama-8b-eks-l40s-1 is new: {new_claim} is created; {new_workloads} are created "
+        "(their pods start from nothing)\n"
+    )
     expected += (
         "\n"
         "note: ModelReplica inference/llama-8b-eks-l40s-0 is renamed to inference/llama-8b-eks-l40s-1: its objects are removed "
@@ -319,6 +344,9 @@ def test_the_work_tree_is_head_and_the_index_and_checkout_are_untouched(clone): 
         "reformat -> work tree: 0 added, 0 removed, 1 changed (+1 -1 lines)\n"
         "\n"
         "  changed  LeaderWorkerSet inference/llama-8b-eks-l40s-1-llama-8b-e1286  +1 -1\n"
+        "\n"
+        "impact: ModelReplica inference/llama-8b-eks-l40s-1: LeaderWorkerSet inference/llama-8b-eks-l40s-1-llama-8b-e1286 scales "
+        "from 2 to 3 groups (no pod restarts)\n"
         "\n"
         "LeaderWorkerSet inference/llama-8b-eks-l40s-1-llama-8b-e1286\n"
         "--- reformat\n"

@@ -99,9 +99,11 @@ def test_a_file_a_kustomization_lists_as_a_patch_is_not_a_source(tmp_path, kusto
     (tmp_path / "overlay" / "kustomization.yaml").write_text(kustomization)
     fragment = "apiVersion: modelplane.ai/v1alpha1\nkind: ModelReplica\nmetadata: {name: qwen3-8b-eks-l4-0}\nspec: {clusterName: eks-l4}\n"
     (tmp_path / "overlay" / "patches" / "node-pool.yaml").write_text(fragment)
-    for given in (str(tmp_path), str(tmp_path / "overlay" / "patches" / "node-pool.yaml")):
-        result = run_cli("validate", given)
-        assert (result.code, result.stderr) == (0, ""), given
+    result = run_cli("validate", str(tmp_path / "overlay" / "patches" / "node-pool.yaml"))
+    assert (result.code, result.stderr) == (0, "")
+    # A walk over the overlay refuses it: only kustomize makes the patched replica (frontends.kustomize_app).
+    walked = run_cli("validate", str(tmp_path))
+    assert walked.code == 1 and "overlay/kustomization.yaml:1:1: .: kustomize builds" in walked.stderr, walked.stderr
     # The same fragment where no kustomization lists it is judged, and found wanting.
     (tmp_path / "overlay" / "kustomization.yaml").write_text("resources: [../replica.yaml]\n")
     assert run_cli("validate", str(tmp_path)).code == 1

@@ -10,7 +10,6 @@ from ...facts.updates import refused_update
 from .objects import Key, object_title
 
 if TYPE_CHECKING:
-    from .compare import Change
     from .sides import Side
 
 
@@ -45,7 +44,8 @@ def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict
         size = template.get("size", 1)
         leader = _devices(objects, key[2], template.get("leaderTemplate") or template.get("workerTemplate"))
         worker = _devices(objects, key[2], template.get("workerTemplate"))
-        gpus = "all devices" if "all" in (leader, worker) else f"{int(leader) + (size - 1) * int(worker)} devices"
+        count = 0 if "all" in (leader, worker) else int(leader) + (size - 1) * int(worker)
+        gpus = "all devices" if "all" in (leader, worker) else f"{count} device{'' if count == 1 else 's'}"
         rolling = (new.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
         unavailable, surge = rolling.get("maxUnavailable", 1), rolling.get("maxSurge", 0)
         pace = "one group at a time" if unavailable == 1 else f"{unavailable} groups at a time"
@@ -60,9 +60,14 @@ def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict
     return f"{title} {' and '.join(parts)}"
 
 
-def impacts(base: Side, head: Side, changes: list[Change]) -> list[str]:
+def _has(side: Side, namespace: str, replica: str) -> bool:
+    return any(_replica(obj, key) == (namespace, replica) for key, obj in side.objects.items())
+
+
+def impacts(base: Side, head: Side, changes: list[Any]) -> list[str]:
+    # changes: compare.Change (compare imports this module, not the other way)
     """A line per replica whose objects change (objects of no replica: a line of their own)."""
-    by_replica: dict[tuple[str, str], list[Change]] = {}
+    by_replica: dict[tuple[str, str], list[Any]] = {}
     for change in changes:
         obj = head.objects.get(change.key) or base.objects[change.key]
         by_replica.setdefault(_replica(obj, change.key), []).append(change)
@@ -89,15 +94,22 @@ def impacts(base: Side, head: Side, changes: list[Change]) -> list[str]:
             said.append(f"{', '.join(new_claims)} is created")
         elif old_claims:
             said.append(f"{', '.join(old_claims)} is deleted")
-        for status, verb in (("removed", "is deleted (its pods stop)"), ("added", "is created (its pods start from nothing)")):
+        for status, one, many in (
+            ("removed", "is deleted (its pods stop)", "are deleted (their pods stop)"),
+            ("added", "is created (its pods start from nothing)", "are created (their pods start from nothing)"),
+        ):
             workloads = [c.title for c in group if c.status == status and c.key[1] in ("LeaderWorkerSet", "Deployment")]
             if workloads:
-                said.append(f"{', '.join(workloads)} {verb}")
+                said.append(f"{', '.join(workloads)} {one if len(workloads) == 1 else many}")
         rest = [c for c in group if c.key[1] not in ("LeaderWorkerSet", "Deployment", "ResourceClaimTemplate")]
         if rest and not said:
             said.append(f"{len(rest)} object{'s' if len(rest) != 1 else ''} change{'s' if len(rest) == 1 else ''}, no pod restarts")
         if refused:
             said.append("REFUSED as an update: " + "; ".join(refused) + " (delete and create it, or sync with Replace=true)")
         who = f"ModelReplica {namespace}/{replica}" if replica else "objects of no replica"
+        if replica and all(c.status == "added" for c in group) and not _has(base, namespace, replica):
+            who += " is new"
+        elif replica and all(c.status == "removed" for c in group) and not _has(head, namespace, replica):
+            who += " is removed"
         lines.append(f"{who}: {'; '.join(said)}")
     return lines
