@@ -60,6 +60,15 @@ NOT_RUN: dict[str, str] = {
     "kubectl -n argocd label secret cluster-gke-prod-us-central1 modelplane.ai/inference-cluster=gke-l4": (
         "needs a cluster with Argo CD; test_argocd.py runs the ApplicationSet's cluster generator on real secrets"
     ),
+    "$ modelplane-render diff main -- kustomize/overlays/staging kustomize/overlays/prod": (
+        "an edit of the example overlay in a repository of its own: tests/test_diff_kustomize.py makes it and asserts these lines"
+    ),
+    "- ModelReplica ml-prod/qwen3-8b-eks-l4-0: LeaderWorkerSet ml-prod/qwen3-8b-eks-l4-0-qwen3-8b-03010 rolls 1 group of 1 pod "
+    "(2 devices a group), one group at a time without surge (a group's pods stop before its new ones start); ResourceClaimTemplate "
+    "ml-prod/qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-9bc5862a94 replaces ResourceClaimTemplate "
+    "ml-prod/qwen3-8b-eks-l4-0-qwen3-8b-standalone-devices-91a4dac7ac (a new template: the old one is pruned last)": (
+        "a device-count edit of the example's base: tests/test_diff_kustomize.py makes it and asserts this line"
+    ),
     ".venv/bin/python benchmarks/run.py            # 1, 10, 100, 1000 and 10,000 replicas, median of 5 runs each (~10 min)": (
         "minutes long; .ci/run runs the benchmark itself (--quick --gate 2)"
     ),
