@@ -11,7 +11,7 @@ import os
 from collections.abc import Iterator
 
 from .errors import Finding, InputError
-from .walk import KUSTOMIZE_FILE_NAMES, STDIN, _read, _reason, find_files, kustomization_files, read_file
+from .walk import KUSTOMIZE_FILE_NAMES, STDIN, _read, _reason, find_files, kustomization_files, kustomization_in, read_file
 from .yamlio.document import Document
 from .yamlio.libyaml import YAMLError, load_all
 from .yamlio.loader import _Budget, _load, decode
@@ -86,6 +86,17 @@ def kustomize_builds(name: str, data: bytes) -> list[str]:
     if elsewhere:
         reasons.append(f"resources from elsewhere ({', '.join(map(str, elsewhere[:3]))}{', ...' if len(elsewhere) > 3 else ''})")
     return reasons
+
+
+def is_built(directory: str) -> bool:
+    """Whether a PATH is a directory only kustomize builds (its kustomization does more than list its own files)."""
+    path = kustomization_in(directory)
+    if path is None:
+        return False
+    try:
+        return bool(kustomize_builds(path, read_file(path, path)))
+    except (InputError, OSError):  # unreadable: kustomize says why
+        return True
 
 
 def built_kustomization_error(shown: str, reasons: list[str]) -> Finding:

@@ -43,7 +43,15 @@ DEFERRED = {
     ("modelplane_render.commands.render", "modelplane_render.pipeline"): "a cache hit found after parsing loads no stage",
     ("modelplane_render.crd", "importlib.resources"): "only an install without files on disk (a zip) reads the CRD through it (2 ms)",
     ("modelplane_render.render", "traceback"): "only a failing template is traced to its line",
-    ("modelplane_render.frontends.argocd", "subprocess"): "only an app that is a kustomization runs kustomize",
+    ("modelplane_render.frontends.kustomize_app", "subprocess"): "only a directory that kustomize builds runs a process",
+    (
+        "modelplane_render.commands.kustomized",
+        "modelplane_render.frontends.kustomize_app",
+    ): "only a PATH that kustomize builds loads the front end that runs it",
+    (
+        "modelplane_render.commands.kustomized",
+        "modelplane_render.sources",
+    ): "only a PATH holding a kustomization is read for what it does: a cache hit after parsing reads no YAML",
     ("modelplane_render.validation.selectors", "modelplane_render.dra_cel.verdicts"): "a replica without DRA selectors reads no verdict",
     (
         "modelplane_render.dra_cel.verdicts",

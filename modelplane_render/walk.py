@@ -98,6 +98,13 @@ def find_files(paths: list[str]) -> tuple[list[tuple[str, str]], list[Finding]]:
     return found, sorted(errors)  # as InputError reports them
 
 
+def kustomization_in(directory: str) -> str | None:
+    """The kustomization file a directory holds, or None."""
+    if not os.path.isdir(directory):
+        return None
+    return next((os.path.join(directory, n) for n in sorted(KUSTOMIZE_FILE_NAMES) if os.path.lexists(os.path.join(directory, n))), None)
+
+
 def kustomization_files(paths: list[str]) -> list[tuple[str, str]]:
     """(display name, path) of every kustomization file a walk of `paths` passes, by the walk's rules.
 

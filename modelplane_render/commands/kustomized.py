@@ -2,17 +2,25 @@
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Any, Optional
 
 from ..errors import UsageError
-from ..frontends.kustomize_app import build, is_built
+from ..walk import kustomization_in
 
-__all__ = ["build", "kustomize_app_of"]
+
+def build(directory: str, *, shown: str) -> tuple[str, list[dict[str, Any]]]:
+    from ..frontends.kustomize_app import build as kustomize_build
+
+    return kustomize_build(directory, shown=shown)
 
 
 def kustomize_app_of(paths: list[str], command: str) -> Optional[str]:
     """The one PATH kustomize builds, or None when no PATH is one. Such a directory is one app, as an Argo CD
     Application is: it comes alone (two overlays of one replica would print its objects twice)."""
+    if not any(kustomization_in(p) for p in paths):
+        return None  # no kustomization: nothing to read, and no YAML loaded for it (a cache hit after parsing)
+    from ..sources import is_built
+
     built = [p for p in paths if is_built(p)]
     if not built:
         return None

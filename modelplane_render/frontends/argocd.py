@@ -41,7 +41,7 @@ from ..kinds import API_REMEDIES
 from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
 from ..pipeline import Head, Rendered, head_of, render_paths
 from ..walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
-from .kustomize_app import is_built
+from .kustomize_app import build, is_built
 
 PLUGIN_NAME = "modelplane-render"
 PLUGIN_VERSION = "v1"
@@ -267,8 +267,6 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
     only for Applications that name this plugin. The render options come from the app's RenderConfig
     (one place for them, as on a laptop); a plugin parameter that is one is refused rather than ignored.
     """
-    from .kustomize_app import build  # only a kustomize app runs kustomize
-
     # What a kustomize app's RenderConfig says instead: the parameters that are render settings.
     ignored = sorted(name for name in settings.given if name in {s.name for s in RENDER_SETTINGS})
     if ignored:

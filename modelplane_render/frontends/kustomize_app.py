@@ -16,29 +16,13 @@ from typing import Any, Optional
 
 from .. import crd
 from ..errors import RenderFailure
-from ..sources import kustomize_builds
-from ..walk import KUSTOMIZE_FILE_NAMES, read_file
+from ..sources import is_built
+from ..walk import kustomization_in
 from ..yamlio.libyaml import load_all
 
+__all__ = ["KUSTOMIZE_FLAGS", "build", "is_built", "kustomization_in"]
+
 KUSTOMIZE_FLAGS = ("--enable-alpha-plugins", "--enable-exec")
-
-
-def kustomization_in(directory: str) -> Optional[str]:
-    """The kustomization file a directory holds, or None."""
-    if not os.path.isdir(directory):
-        return None
-    return next((os.path.join(directory, n) for n in sorted(KUSTOMIZE_FILE_NAMES) if os.path.lexists(os.path.join(directory, n))), None)
-
-
-def is_built(directory: str) -> bool:
-    """Whether a PATH is a directory only kustomize builds (its kustomization does more than list its own files)."""
-    path = kustomization_in(directory)
-    if path is None:
-        return False
-    try:
-        return bool(kustomize_builds(path, read_file(path, path)))
-    except Exception:  # unreadable: kustomize says why
-        return True
 
 
 def build(

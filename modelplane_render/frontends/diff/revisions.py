@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import io
 import os
 import posixpath
 import subprocess
+import tarfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Optional
 
 from ...errors import Finding, InputError, RenderFailure, UsageError
-from ...walk import MAX_FILE_BYTES, directory_link_problem, display_path, is_source_file, is_walked_directory
+from ...sources import built_kustomization_error, kustomize_builds
+from ...walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, directory_link_problem, display_path, is_source_file, is_walked_directory
 from ...yamlio.document import Document
 from ...yamlio.loader import decode, load_documents
 
@@ -268,9 +271,6 @@ def iter_revision_documents(tree: RevisionTree, git: Git, paths: list[str]) -> I
 
 def built_kustomizations_at(tree: RevisionTree, git: Git, paths: list[str]) -> list[Finding]:
     """`sources.built_kustomizations` over a revision: a kustomization below a given directory that only kustomize builds."""
-    from ...sources import built_kustomization_error, kustomize_builds
-    from ...walk import KUSTOMIZE_FILE_NAMES, display_path
-
     found: list[tuple[str, str]] = []  # (shown, oid)
     for given in paths:
         target = tree.resolve(git.repo_path(given))
@@ -289,8 +289,6 @@ def built_kustomizations_at(tree: RevisionTree, git: Git, paths: list[str]) -> l
 
 def holds_kustomization_at(tree: RevisionTree, git: Git, given: str) -> bool:
     """Whether a given path is, at this revision, a directory holding a kustomization."""
-    from ...walk import KUSTOMIZE_FILE_NAMES
-
     target = tree.resolve(git.repo_path(given))
     return target.kind == "tree" and any(tree.resolve(posixpath.join(target.path, n)).kind == "blob" for n in KUSTOMIZE_FILE_NAMES)
 
@@ -298,9 +296,6 @@ def holds_kustomization_at(tree: RevisionTree, git: Git, given: str) -> bool:
 def check_out(tree: RevisionTree, git: Git, into: str) -> None:
     """The revision's files written under `into` (`git archive`), so kustomize can build from them: relative bases
     and the function's files resolve as in a checkout. The repository's checkout and index are not touched."""
-    import io
-    import tarfile
-
     archive = git.run("archive", "--format=tar", tree.revision)
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(into, filter="data")

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import os
+import shlex
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Optional
@@ -134,8 +137,6 @@ def render_pairs(base: str, head: Optional[str], paths: list[str], options: Opti
     ]
     if not holds:
         return [Pair(*render_both(base, head, paths, options))]
-    import tempfile
-
     pairs: list[Pair] = []
     errors: list[Finding] = []
     failures: list[str] = []
@@ -200,9 +201,6 @@ def _this_renderer(directory: str) -> str:
     """A command that runs this modelplane-render, for the function kustomize runs at each revision
     (kustomize/bin/modelplane-render-krm's first choice, $MODELPLANE_RENDER): both sides are rendered by the
     same renderer, never by one a revision happens to hold."""
-    import shlex
-    import sys
-
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(constants.__file__)))
     path = os.path.join(directory, "modelplane-render")
     with open(path, "w", encoding="utf-8") as script:
