@@ -12,10 +12,13 @@ The history, one tag per change a reviewer meets:
 
 from __future__ import annotations
 
+import io
 import os
 import re
+import shlex
 import subprocess
 import sys
+import tarfile
 from pathlib import Path
 
 import pytest
@@ -638,3 +641,27 @@ def test_the_markdown_of_several_clusters_is_one_comment_with_a_section_each(two
     first, second = done.stdout.index("#### Cluster `eks-l4`"), done.stdout.index("#### Cluster `eks-l40s`")
     assert first < second and NO_CHANGE in done.stdout[first:second]
     assert "objects of cluster eks-l40s are removed: Argo CD (with pruning) will delete every one of them" in done.stdout[second:]
+
+
+def test_an_upgrade_of_the_renderer_is_reviewed_with_base_renderer(history, tmp_path):  # type: ignore[no-untyped-def]
+    """The previous release (test_day_two's, before claim templates were named by what they claim) renders the
+    base side, this one the head: the same revision shows what upgrading does, claim templates replaced."""
+    from test_day_two import PREVIOUS_RELEASE
+
+    tree = tmp_path / "previous"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", PREVIOUS_RELEASE], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+    previous = f"{sys.executable} {tree / 'plugin.py'}"
+    result = run_cli("diff", "copies", "copies", "--base-renderer", previous, "--", "replicas", cwd=history)
+    assert (result.code, result.stderr) == (3, ""), result.stderr
+    first = result.stdout.splitlines()[0]
+    assert first.startswith(f"copies ({shlex.join(shlex.split(previous))}) -> copies: "), first
+    impact = [line for line in result.stdout.splitlines() if line.startswith("impact: ")]
+    assert impact and all(" replaces ResourceClaimTemplate " in line and " rolls " in line for line in impact), impact
+    # The same renderer on both sides is no change; a base renderer that fails is an error, and no diff.
+    assert run_cli("diff", "copies", "copies", "--base-renderer", f"{sys.executable} {ROOT / 'plugin.py'}", cwd=history).code == 0
+    broken = run_cli("diff", "copies", "copies", "--base-renderer", "false", cwd=history)
+    assert (broken.code, broken.stdout) == (1, "")
+    assert "the base renderer (false) did not render copies" in broken.stderr

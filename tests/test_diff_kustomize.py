@@ -141,3 +141,21 @@ def test_a_new_overlay_is_all_added(repo: Path) -> None:
     result = run_cli("diff", "base", "--", "kustomize/overlays/canary", cwd=repo)  # the work tree
     assert result.code == 3, result.stderr
     assert "0 removed, 0 changed" in result.stdout.splitlines()[0] and " is new: " in result.stdout
+
+
+def test_an_upgrade_of_the_renderer_is_reviewed_on_an_overlay_too(repo: Path, tmp_path: Path) -> None:
+    """--base-renderer: the function kustomize runs for the base side is the other renderer."""
+    import io
+    import tarfile
+
+    from test_day_two import PREVIOUS_RELEASE
+
+    tree = tmp_path / "previous"
+    tree.mkdir()
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", PREVIOUS_RELEASE], capture_output=True, check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+    result = run_cli("diff", "base", "base", "--base-renderer", f"{sys.executable} {tree / 'plugin.py'}", "--", PROD, cwd=repo)
+    assert (result.code, result.stderr) == (3, ""), result.stderr
+    impact = [line for line in result.stdout.splitlines() if line.startswith("impact: ")]
+    assert len(impact) == 1 and " replaces ResourceClaimTemplate ml-prod/" in impact[0] and " rolls 1 group " in impact[0], impact

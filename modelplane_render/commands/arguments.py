@@ -33,3 +33,19 @@ def options_from_args(args: argparse.Namespace, command: str, **fixed: Any) -> O
     """Options from the parsed flags of `command`; `fixed`: Options fields that no flag of this run changes."""
     settings = [s for s in command_settings(command) if s.field and s.field not in fixed]
     return replace(options_with({s.name: read(s, getattr(args, s.dest), s.option or s.name) for s in settings}), **fixed)
+
+
+def given_flags(args: argparse.Namespace, command: str, *, leave_out: tuple[str, ...] = ()) -> list[str]:
+    """The flags of `command`'s settings given on this command line, as a command line again (for another
+    modelplane-render to be given the same: diff's --base-renderer); `leave_out`: settings by name."""
+    flags: list[str] = []
+    for setting in command_settings(command):
+        value = getattr(args, setting.dest, None)  # a setting the parsing command doesn't take is not given
+        if value is None or setting.option is None or setting.name in leave_out:
+            continue
+        if setting.kind == SWITCH:
+            if value:
+                flags.append(setting.option)
+        else:
+            flags += [part for v in (value if isinstance(value, list) else [value]) for part in (setting.option, str(v))]
+    return flags

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 from typing import NoReturn
 
 from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
 from ..frontends.diff.compare import compare
 from ..frontends.diff.report import format_markdown_per_cluster, format_text_per_cluster
-from ..frontends.diff.sides import render_pairs
+from ..frontends.diff.sides import BaseRenderer, render_pairs
 from ..options import LIST, command_settings, parse_cluster
 from . import writer
-from .arguments import add_render_options, options_from_args
+from .arguments import add_render_options, given_flags, options_from_args
 
 USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
 FORMATS = ("text", "markdown")
@@ -37,6 +38,13 @@ def _add_options(parser: argparse.ArgumentParser) -> None:
         "--color", "--colour", dest="color", choices=COLOURS, default=None, help="colour the text diff (default: auto, on a terminal)"
     )
     parser.add_argument("-U", "--unified", type=int, default=None, metavar="N", help="lines of context around each change (default: 3)")
+    parser.add_argument(
+        "--base-renderer",
+        default=None,
+        metavar="COMMAND",
+        help="render BASE with this modelplane-render instead (a command line, e.g. the previous release's "
+        "/opt/mpr-0.1/bin/modelplane-render): review an upgrade of the renderer, with BASE and HEAD the same revision",
+    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -63,7 +71,7 @@ def _split(args: argparse.Namespace) -> argparse.Namespace:
     # if either turns it on, and text given later wins.
     for setting in command_settings("diff"):
         _merge(args, late, setting.dest, repeatable=setting.kind == LIST or setting.diff_help is not None)
-    for dest in ("format", "color", "unified"):
+    for dest in ("format", "color", "unified", "base_renderer"):
         _merge(args, late, dest, repeatable=False)
     if not late.revisions:
         raise UsageError("a BASE revision is required (see modelplane-render diff --help)")
@@ -89,11 +97,22 @@ def run(args: argparse.Namespace) -> int:
     if context < 0:
         raise UsageError("--unified must be 0 or more")
     base, head = args.revisions[0], (args.revisions[1] if len(args.revisions) == 2 else None)
+    base_renderer = None
+    if args.base_renderer is not None:
+        command = tuple(shlex.split(args.base_renderer))
+        if not command:
+            raise UsageError("--base-renderer needs a command")
+        # An empty side is shown, not refused, as with this renderer (options_from_args below).
+        flags = given_flags(args, "render", leave_out=("cluster", "allow-empty"))
+        base_renderer = BaseRenderer(command, (*flags, "--allow-empty"))
     comparisons = []
     for cluster in clusters:
         # An empty side is shown (loudly, by compare's notes), not refused: that is what review is for.
         options = options_from_args(args, "diff", cluster=cluster, allow_empty=True)
-        for pair in render_pairs(base, head, args.paths, options):
+        renderer = base_renderer
+        if renderer is not None and cluster is not None:
+            renderer = BaseRenderer(renderer.command, (*renderer.arguments, "--cluster", cluster))
+        for pair in render_pairs(base, head, args.paths, options, renderer):
             comparisons.append(compare(pair.base, pair.head, context=context, cluster=cluster, app=pair.app))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)
