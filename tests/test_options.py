@@ -24,12 +24,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def _flags(command: str) -> dict[str, object]:
-    """The flags argparse takes for `command`, other than help and the command's own (diff's --format ...): dest -> action."""
+    """The flags argparse takes for `command`, other than help and the command's own (diff's --format, --base-renderer ...): dest -> action."""
     parser = main.build_parser(command)
     sub = next(a for a in parser._actions if a.dest == "command")
     found = {}
     for action in sub.choices[command]._actions:  # type: ignore[union-attr]
-        if action.option_strings and action.dest not in ("help", "format", "color", "unified"):
+        if action.option_strings and action.dest not in ("help", "format", "color", "unified", "base_renderer"):
             found[action.dest] = action
     return found
 
