@@ -192,7 +192,24 @@ def scenario_generator(root: Path) -> None:
     (root / "kustomize" / "gen" / "kustomization.yaml").write_text("generators: [render.yaml]\n")
 
 
+def scenario_edit(path: str, old: str, new: str) -> Callable[[Path], None]:
+    """The kustomize example committed as main; the work tree makes one edit (docs/changing-a-replica.md)."""
+
+    def make(root: Path) -> None:
+        shutil.copytree(ROOT / "kustomize", root / "kustomize", symlinks=True)
+        git_repo(root, {})
+        text = (root / path).read_text()
+        assert old in text, (path, old)
+        (root / path).write_text(text.replace(old, new, 1))
+
+    return make
+
+
 SCENARIOS: dict[str, Callable[[Path], None]] = {
+    "edit-copies": scenario_edit("kustomize/overlays/staging/kustomization.yaml", "copies: 2", "copies: 3"),
+    "edit-image": scenario_edit("kustomize/overlays/staging/kustomization.yaml", "vllm-openai:v0.23.1", "vllm-openai:v0.24.0"),
+    "edit-devices": scenario_edit("kustomize/base/qwen3-8b.yaml", "count: 1", "count: 2"),
+    "edit-engine-name": scenario_edit("kustomize/base/qwen3-8b.yaml", "  - name: qwen3-8b\n", "  - name: qwen3-8b-v2\n"),
     "repo": scenario_repo,
     "many-clusters": scenario_many_clusters,
     "copies": scenario_copies,
@@ -213,7 +230,7 @@ def prepare(scenario: str, tmp_path: Path) -> Path:
 def environment(command: str) -> dict[str, str]:
     """This interpreter's modelplane-render first on PATH, and the real kustomize when the command runs it."""
     path = [str(Path(sys.executable).parent)]
-    if re.search(r"\bkustomize build\b", command):
+    if re.search(r"\bkustomize build\b|\bkustomize/overlays/", command):
         path.insert(0, str(require_peer("kustomize").parent))
     env = {**os.environ, **GIT_ENV, "PATH": os.pathsep.join([*path, os.environ.get("PATH", "")]), "NO_COLOR": "1"}
     env.pop("MODELPLANE_RENDER_CACHE_DIR", None)
