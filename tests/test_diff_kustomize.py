@@ -159,3 +159,15 @@ def test_an_upgrade_of_the_renderer_is_reviewed_on_an_overlay_too(repo: Path, tm
     assert (result.code, result.stderr) == (3, ""), result.stderr
     impact = [line for line in result.stdout.splitlines() if line.startswith("impact: ")]
     assert len(impact) == 1 and " replaces ResourceClaimTemplate ml-prod/" in impact[0] and " rolls 1 group " in impact[0], impact
+
+
+def test_a_render_flag_with_an_overlay_is_refused_not_ignored(repo: Path) -> None:
+    """The overlay's RenderConfig holds its options, as Argo CD's plugin parameters are refused for it."""
+    for args in (
+        ("render", "-n", "other", STAGING),
+        ("validate", "--gateway", "a/b", STAGING),
+        ("diff", "base", "--cluster", "x", "--", PROD),
+    ):
+        result = run_cli(*args, cwd=repo)
+        assert (result.code, result.stdout) == (2, ""), args
+        assert "is a kustomization that kustomize builds, and its RenderConfig (spec) holds the render options" in result.stderr

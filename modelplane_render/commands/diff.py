@@ -20,6 +20,7 @@ from ..frontends.diff.sides import BaseRenderer, render_pairs
 from ..options import LIST, command_settings, parse_cluster
 from . import writer
 from .arguments import add_render_options, given_flags, options_from_args
+from .kustomized import refuse_render_flags
 
 USAGE = "%(prog)s [options] BASE [HEAD] [-- PATH ...]"
 FORMATS = ("text", "markdown")
@@ -113,6 +114,8 @@ def run(args: argparse.Namespace) -> int:
         if renderer is not None and cluster is not None:
             renderer = BaseRenderer(renderer.command, (*renderer.arguments, "--cluster", cluster))
         for pair in render_pairs(base, head, args.paths, options, renderer):
+            if pair.app is not None:
+                refuse_render_flags(args, "diff", pair.app)
             comparisons.append(compare(pair.base, pair.head, context=context, cluster=cluster, app=pair.app))
     if args.format == "markdown":
         text = format_markdown_per_cluster(comparisons)

@@ -25,7 +25,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    built = kustomize_app_of(args.paths, "render")
+    built = kustomize_app_of(args.paths, "render", args)
     if built is not None:
         text, _ = build(built, shown=built)
         writer.write_stdout(text)

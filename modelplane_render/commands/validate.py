@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    built = kustomize_app_of(args.paths, "validate")
+    built = kustomize_app_of(args.paths, "validate", args)
     if built is not None:
         build(built, shown=built)  # the function validates; kustomize says what it refused
         return EXIT_OK

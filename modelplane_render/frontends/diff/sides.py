@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -208,8 +209,6 @@ def render_pairs(
 
 def _rendered_by(renderer: BaseRenderer, script: str, revision: str, paths: list[str], ours: Side) -> Side:
     """The base side as the other renderer prints it; each object's source as this renderer found it."""
-    import subprocess
-
     shown = shlex.join(renderer.command)
     done = subprocess.run([script, "render", *renderer.arguments, *paths], capture_output=True)
     if done.returncode != 0:
