@@ -97,7 +97,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         writer.write_stderr(*(error_line(e) for e in exc.errors))
         return EXIT_INVALID
     except UsageError as exc:
-        writer.write_stderr(tool_line(str(exc)))
+        # A structured setting's problems (options.SettingProblems): a line each, every one at once.
+        writer.write_stderr(*(tool_line(line) for line in getattr(exc, "lines", None) or [str(exc)]))
         return EXIT_USAGE
     except RenderFailure as exc:
         writer.write_stderr(tool_line(str(exc)))

@@ -35,6 +35,11 @@ QUALIFIED_NAME = re.compile(
 DNS_SUBDOMAIN_MAX = 253
 
 
+def is_dns_subdomain(value: str) -> bool:
+    """A DNS-1123 subdomain (most object names, e.g. a ServiceAccount's or a PriorityClass's): at most 253."""
+    return len(value) <= DNS_SUBDOMAIN_MAX and DNS_1123_SUBDOMAIN.match(value) is not None
+
+
 def is_dns_label(value: str) -> bool:
     """A DNS-1123 label (a namespace name): at most 63 lowercase letters, digits and '-'."""
     return len(value) <= DNS_LABEL_MAX and DNS_1123_LABEL.match(value) is not None

@@ -15,10 +15,15 @@ How a value travels, by kind:
 - LIST: a flag given once per entry; a parameter's `array`, or its `string` with the entries
   comma-separated (an Argo CD parameter is a string, an array or a map, and Application env is
   a string); a RenderConfig list of strings, in which an empty list means no entry at all.
+- OBJECT: a Kubernetes object's field (a pod's affinity): a flag's argument and a parameter's `string`
+  hold it as JSON (an Argo CD `map` holds strings only, not the lists and mappings inside it); a
+  RenderConfig holds it as YAML, in place. Options keep it as canonical JSON text (sorted keys), so
+  the three forms of one value render, and key the render cache, alike.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -55,6 +60,14 @@ class Options:
     # (GKE: cloud.google.com/gke-nodepool, EKS: eks.amazonaws.com/nodegroup, AKS: kubernetes.azure.com/agentpool).
     node_pool_label: str = c.LABEL_POOL
     tolerations: tuple[Toleration, ...] = DEFAULT_TOLERATIONS
+    # Every LeaderWorkerSet is rendered without spec.replicas: an autoscaler owns the group count
+    # (docs/autoscaling.md says how to turn it on for a live one without a scale-down).
+    autoscaled: bool = False
+    # What a platform gives every engine pod besides what the replica says (docs/platform-settings.md).
+    service_account: Optional[str] = None
+    priority_class: Optional[str] = None
+    affinity: Optional[str] = None  # an Affinity (core/v1) as canonical JSON text: OBJECT's form in Options
+    capabilities: tuple[str, ...] = ()  # added to the engine container's securityContext
 
     def renders(self, cluster_name: object) -> bool:
         """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""
@@ -121,6 +134,63 @@ def parse_tolerations(values: list[str] | None, source: str = "--toleration") ->
     return tuple(found)
 
 
+def parse_object_name(what: str) -> Callable[[str | None, str], str | None]:
+    """A parser of the name of an object of the cluster's (a DNS subdomain, as the API server checks a pod's reference)."""
+
+    def parse(value: str | None, source: str) -> str | None:
+        if value is None or value == "":
+            return None
+        if not names.is_dns_subdomain(value):
+            raise UsageError(f"{source} {value!r} is not a {what} name (a DNS subdomain: lowercase letters, digits, '-' and '.')")
+        return value
+
+    return parse
+
+
+def parse_capabilities(values: list[str] | None, source: str = "--capability") -> tuple[str, ...] | None:
+    """Linux capability names as a pod gives them (IPC_LOCK), each once."""
+    if values is None:
+        return None
+    from .validation.pod_settings import capability_problem
+
+    found: list[str] = []
+    for value in values:
+        problem = capability_problem(value)
+        if problem:
+            raise UsageError(f"{source} {problem}")
+        if value not in found:
+            found.append(value)
+    return tuple(found)
+
+
+class SettingProblems(UsageError):
+    """A structured setting's problems, each at its path inside the value (a RenderConfig shows each at its line)."""
+
+    def __init__(self, source: str, problems: list[tuple[Any, str]]) -> None:
+        from .validation.pod_settings import problem_lines
+
+        self.lines = problem_lines(source, problems)
+        super().__init__("\n".join(self.lines))
+        self.problems = problems
+
+
+def parse_affinity(value: str | dict[str, Any] | None, source: str = "--affinity") -> str | None:
+    """A pod's affinity: JSON text (a flag, a parameter) or the mapping itself (a RenderConfig); canonical JSON text."""
+    if value is None or value == "" or value == {}:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(f"{source} is not JSON ({exc}): give the pod's affinity as a JSON object") from None
+    from .validation.pod_settings import affinity_problems
+
+    problems = affinity_problems(value)
+    if problems:
+        raise SettingProblems(source, problems)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def parse_switch(value: bool | str | None, source: str) -> bool | None:
     """A switch: a flag's or a RenderConfig's boolean as it is; a parameter's text, "true" or "false"."""
     if value is None or isinstance(value, bool):
@@ -146,7 +216,7 @@ def toleration_object(toleration: Toleration) -> dict[str, str]:
 
 # --- the table ---------------------------------------------------------------------------------
 
-TEXT, SWITCH, LIST = "text", "switch", "list"
+TEXT, SWITCH, LIST, OBJECT = "text", "switch", "list", "object"
 RENDERING = ("render", "validate", "diff")  # the commands that render, and so take the render settings' flags
 
 
@@ -155,7 +225,7 @@ class Setting:
     """One setting, under the name each front end gives it."""
 
     name: str  # its Argo CD parameter's name (and `--NAME`, the flag, unless `flag` says otherwise)
-    kind: str  # TEXT, SWITCH or LIST: how its value travels (the module's docstring)
+    kind: str  # TEXT, SWITCH, LIST or OBJECT: how its value travels (the module's docstring)
     help: str  # the command line's help; the RenderConfig schema's description
     default: Any  # the value when it is not given
     # (value in its kind's form, where it came from) -> value, or None for the default. None: the front
@@ -305,6 +375,70 @@ SETTINGS: tuple[Setting, ...] = (
         title="Engine tolerations",
         entry_text=toleration_text,
         tooltip='The taints every engine pod tolerates, comma-separated KEY[=VALUE][:EFFECT] (e.g. amd.com/gpu:NoSchedule), or "none".',
+    ),
+    Setting(
+        "autoscaled",
+        SWITCH,
+        "render no spec.replicas: an autoscaler (HPA, KEDA) owns each LeaderWorkerSet's group count "
+        "(docs/autoscaling.md: turning it on for a live one)",
+        False,
+        parse_switch,
+        field="autoscaled",
+        config_key="autoscaled",
+        title="Autoscaled",
+        tooltip='Set "true" when an autoscaler scales the LeaderWorkerSets: spec.replicas is not rendered, and copies is '
+        "not applied. The Application must ignore /spec/replicas with RespectIgnoreDifferences=true (docs/autoscaling.md).",
+    ),
+    Setting(
+        "service-account",
+        TEXT,
+        "the ServiceAccount every engine pod runs as (workload identity to read weights); default: the namespace's default",
+        None,
+        parse_object_name("ServiceAccount"),
+        field="service_account",
+        metavar="NAME",
+        config_key="serviceAccount",
+        title="Engine ServiceAccount",
+        tooltip="The ServiceAccount every engine pod runs as, in the replica's namespace (e.g. one bound to a cloud identity "
+        "that reads the weights). Empty: the namespace's default.",
+    ),
+    Setting(
+        "priority-class",
+        TEXT,
+        "the PriorityClass of every engine pod",
+        None,
+        parse_object_name("PriorityClass"),
+        field="priority_class",
+        metavar="NAME",
+        config_key="priorityClass",
+        title="Engine PriorityClass",
+        tooltip="The PriorityClass of every engine pod. Empty: the cluster's global default.",
+    ),
+    Setting(
+        "affinity",
+        OBJECT,
+        "a pod affinity (JSON) every engine pod gets besides its node pool's nodeSelector (both must hold)",
+        None,
+        parse_affinity,
+        field="affinity",
+        metavar="JSON",
+        config_key="affinity",
+        title="Engine affinity (JSON)",
+        tooltip='The affinity of every engine pod, as JSON, e.g. {"nodeAffinity": {...}}. It adds to the node pool\'s '
+        "nodeSelector: a node must satisfy both.",
+    ),
+    Setting(
+        "capabilities",
+        LIST,
+        "a Linux capability the engine container adds (e.g. IPC_LOCK for RDMA), repeatable",
+        (),
+        parse_capabilities,
+        field="capabilities",
+        flag="--capability",
+        metavar="NAME",
+        config_key="capabilities",
+        title="Engine capabilities",
+        tooltip="Linux capabilities the engine container adds, comma-separated (e.g. IPC_LOCK for RDMA). Empty: none.",
     ),
     Setting(
         "sources",

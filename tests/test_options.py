@@ -68,6 +68,11 @@ def test_the_render_cache_keys_every_render_setting() -> None:
         "picker_plaintext": True,
         "node_pool_label": "x/y",
         "tolerations": (),
+        "autoscaled": True,
+        "service_account": "reader",
+        "priority_class": "high",
+        "affinity": '{"nodeAffinity":{}}',
+        "capabilities": ("IPC_LOCK",),
     }
     assert set(changed) == {s.field for s in options.RENDER_SETTINGS if s.in_render_key}
     for field, value in changed.items():
@@ -102,7 +107,7 @@ def test_the_render_config_keys_and_schema_are_the_table_rows_with_a_config_key(
     assert list(spec["properties"]) == keys and spec["additionalProperties"] is False
     for setting in options.CONFIG_SETTINGS:
         prop = spec["properties"][setting.config_key]
-        assert prop["type"] == {"text": "string", "switch": "boolean", "list": "array"}[setting.kind]
+        assert prop["type"] == {"text": "string", "switch": "boolean", "list": "array", "object": "object"}[setting.kind]
         assert prop["description"] == setting.help
 
 

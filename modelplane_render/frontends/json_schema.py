@@ -22,7 +22,7 @@ from typing import Any
 
 from .. import __version__, crd
 from .. import constants as c
-from ..options import CONFIG_SETTINGS, LIST, SWITCH, TEXT
+from ..options import CONFIG_SETTINGS, LIST, OBJECT, SWITCH, TEXT
 
 DIALECT = "http://json-schema.org/draft-07/schema#"
 
@@ -109,6 +109,7 @@ _KIND_TYPES: dict[str, dict[str, Any]] = {
     TEXT: {"type": "string"},
     SWITCH: {"type": "boolean"},
     LIST: {"type": "array", "items": {"type": "string"}},
+    OBJECT: {"type": "object"},
 }
 
 

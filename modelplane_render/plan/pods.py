@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any, Optional
 
 from .. import constants as c
@@ -62,7 +63,7 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
     annotations = dict(member.template.metadata.annotations or {}) if member.template.metadata else {}
 
     containers = [
-        _engine_container(replica, record, claim) if k == record.container_index else _container(ct)
+        _engine_container(replica, record, claim, options) if k == record.container_index else _container(ct)
         for k, ct in enumerate(member.template.spec.containers)
     ]
     init_containers = [_pd_sidecar(record)] if record.pd_sidecar else []
@@ -73,7 +74,12 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
         "labels": labels,
         "annotations": annotations,
         "termination_grace_period": c.ENGINE_TERMINATION_GRACE_SECONDS,
+        # The platform's settings: a pod reference each, and an affinity that a node must satisfy as well as
+        # the nodeSelector (the scheduler ANDs the two, so neither can widen the other).
+        "service_account": options.service_account,
+        "priority_class": options.priority_class,
         "node_selector": {options.node_pool_label: member.node_pool_name},
+        "affinity": json.loads(options.affinity) if options.affinity else None,
         "tolerations": [toleration_object(t) for t in options.tolerations],
         "image_pull_secrets": [{"name": s.name} for s in member.template.spec.image_pull_secrets or []],
         "claims": [{"name": c.DEVICE_CLAIM, "resourceClaimTemplateName": claim}] if claim else [],
@@ -122,7 +128,7 @@ def _container(container: Container) -> dict[str, Any]:
     return values
 
 
-def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Optional[str]) -> dict[str, Any]:
+def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Optional[str], options: Options) -> dict[str, Any]:
     """The engine container: the user's, told what the record says it must be told, with our ports, probes and mounts."""
     container = record.container
     values: dict[str, Any] = {"name": container.name, "image": container.image}
@@ -147,4 +153,6 @@ def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Option
     if container.args is not None or args:
         values["args"] = args
     values.update(env=env, ports=ports, probes=probes, resources=resources, volumeMounts=mounts)
+    if options.capabilities:
+        values["securityContext"] = {"capabilities": {"add": list(options.capabilities)}}
     return values

@@ -58,7 +58,8 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
             (
                 names.workload_name(name, engine.name),
                 {
-                    "replicas": engine.copies,
+                    # Autoscaled: no count at all, so neither apply mode writes one over the autoscaler's.
+                    "replicas": None if options.autoscaled else engine.copies,
                     "size": records[0].gang_size,
                     "leader": pods.get("Leader"),
                     "worker": pods.get("Worker") or pods["Standalone"],

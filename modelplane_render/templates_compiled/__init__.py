@@ -3,12 +3,12 @@ template, and the digest of the text and the Jinja version it was compiled from.
 
 COMPILED = {
     '_metadata.yaml.j2': ('f955460f425d6fed993a48ffc4c6d03e', '3.1.6'),
-    '_pod.yaml.j2': ('2e95d754b5bcad99e30b8eaf1467d861', '3.1.6'),
+    '_pod.yaml.j2': ('e3409e902d90e3ab937642b274ce0949', '3.1.6'),
     'configmap.yaml.j2': ('12e43a0853abfd08c8dbb5f7c7a6cc02', '3.1.6'),
     'deployment.yaml.j2': ('1ad3c0864fc4b4ff90bbfe2fe18531d6', '3.1.6'),
     'httproute.yaml.j2': ('247870ca166313f35944dfbff48ebbc9', '3.1.6'),
     'inferencepool.yaml.j2': ('b9d5832e4953162293215e7fa95540e0', '3.1.6'),
-    'leaderworkerset.yaml.j2': ('1d7ac551bb980016e399843193a63b10', '3.1.6'),
+    'leaderworkerset.yaml.j2': ('c4d629996d5bfaeb2051b1b3415ad0b5', '3.1.6'),
     'resourceclaimtemplate.yaml.j2': ('0d75b70412fd8d14d294ac6d5b5f3396', '3.1.6'),
     'role.yaml.j2': ('e0fb7924ca1fdd5122fa5de598fe0a94', '3.1.6'),
     'rolebinding.yaml.j2': ('7f8667d7640e71950d8fb9430ff6f525', '3.1.6'),

@@ -94,6 +94,12 @@ def root(context, missing=missing):
                     '\n    volumeMounts: ',
                     str(t_1(environment.getattr(l_2_ct, 'volumeMounts'))),
                 ))
+            if t_2(environment.getattr(l_2_ct, 'securityContext')):
+                pass
+                t_3.extend((
+                    '\n    securityContext: ',
+                    str(t_1(environment.getattr(l_2_ct, 'securityContext'))),
+                ))
         l_2_ct = missing
         return concat(t_3)
     context.exported_vars.add('containers')
@@ -116,9 +122,30 @@ def root(context, missing=missing):
         t_4.extend((
             '\nspec:\n  terminationGracePeriodSeconds: ',
             str(t_1(environment.getattr(l_1_p, 'termination_grace_period'))),
-            '\n  enableServiceLinks: false\n  nodeSelector: ',
+            '\n  enableServiceLinks: false',
+        ))
+        if environment.getattr(l_1_p, 'service_account'):
+            pass
+            t_4.extend((
+                '\n  serviceAccountName: ',
+                str(t_1(environment.getattr(l_1_p, 'service_account'))),
+            ))
+        if environment.getattr(l_1_p, 'priority_class'):
+            pass
+            t_4.extend((
+                '\n  priorityClassName: ',
+                str(t_1(environment.getattr(l_1_p, 'priority_class'))),
+            ))
+        t_4.extend((
+            '\n  nodeSelector: ',
             str(t_1(environment.getattr(l_1_p, 'node_selector'))),
         ))
+        if environment.getattr(l_1_p, 'affinity'):
+            pass
+            t_4.extend((
+                '\n  affinity: ',
+                str(t_1(environment.getattr(l_1_p, 'affinity'))),
+            ))
         if environment.getattr(l_1_p, 'tolerations'):
             pass
             t_4.extend((
@@ -155,4 +182,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '2=24&3=29&4=34&5=36&6=38&7=42&9=44&10=48&12=50&13=54&15=56&16=60&18=62&19=66&21=68&22=72&24=74&25=79&27=84&28=88&30=90&31=94&35=100&37=107&38=109&39=113&42=117&44=119&45=121&46=125&48=127&49=131&51=133&52=137&54=139&56=143&59=147&60=149'
+debug_info = '2=24&3=29&4=34&5=36&6=38&7=42&9=44&10=48&12=50&13=54&15=56&16=60&18=62&19=66&21=68&22=72&24=74&25=79&27=84&28=88&30=90&31=94&33=96&34=100&38=106&40=113&41=115&42=119&45=123&47=126&48=130&50=132&51=136&53=140&54=142&55=146&57=148&58=152&60=154&61=158&63=160&64=164&66=166&68=170&71=174&72=176'

@@ -22,6 +22,12 @@ def root(context, missing=missing):
         @internalcode
         def t_2(*unused):
             raise TemplateRuntimeError("No filter named 'tojson' found.")
+    try:
+        t_3 = environment.tests['none']
+    except KeyError:
+        @internalcode
+        def t_3(*unused):
+            raise TemplateRuntimeError("No test named 'none' found.")
     pass
     included_template = environment.get_template('_metadata.yaml.j2', 'leaderworkerset.yaml.j2')._get_default_module(context)
     l_0_metadata = getattr(included_template, 'metadata', missing)
@@ -37,8 +43,11 @@ def root(context, missing=missing):
     context.exported_vars.discard('pod')
     yield '\napiVersion: leaderworkerset.x-k8s.io/v1\nkind: LeaderWorkerSet\n'
     yield str(context.call((undefined(name='metadata') if l_0_metadata is missing else l_0_metadata), (undefined(name='v') if l_0_v is missing else l_0_v)))
-    yield '\nspec:\n  replicas: '
-    yield str(t_2(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'replicas')))
+    yield '\nspec:'
+    if (not t_3(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'replicas'))):
+        pass
+        yield '\n  replicas: '
+        yield str(t_2(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'replicas')))
     yield '\n  startupPolicy: LeaderCreated\n  networkConfig:\n    subdomainPolicy: Shared\n  rolloutStrategy:\n    type: RollingUpdate\n    rollingUpdateConfiguration:\n      maxUnavailable: 1\n      maxSurge: 0\n  leaderWorkerTemplate:\n    size: '
     yield str(t_2(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'size')))
     yield '\n    restartPolicy: RecreateGroupOnPodRestart'
@@ -51,4 +60,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '1=25&2=31&5=38&7=40&17=42&19=44&21=47&24=49'
+debug_info = '1=31&2=37&5=44&7=46&8=49&19=51&21=53&23=56&26=58'

@@ -13,7 +13,7 @@ from typing import Any
 
 from ... import constants as c
 from ...errors import FieldPath, Finding, InputError, UsageError
-from ...options import CONFIG_SETTINGS, LIST, SWITCH, Options, Setting, options_with, read
+from ...options import CONFIG_SETTINGS, LIST, OBJECT, SWITCH, Options, Setting, SettingProblems, options_with, read
 from ...validation.structural import describe, unknown_field
 from .results import Place, locate
 
@@ -77,6 +77,8 @@ def _fits(setting: Setting, value: Any) -> bool:
         return isinstance(value, bool)
     if setting.kind == LIST:
         return isinstance(value, list) and all(isinstance(entry, str) for entry in value)
+    if setting.kind == OBJECT:
+        return isinstance(value, dict)
     return isinstance(value, str)
 
 
@@ -85,6 +87,8 @@ def _form(setting: Setting) -> str:
         return "true or false"
     if setting.kind == LIST:
         return f"a list of {setting.metavar} strings" if setting.metavar else "a list of strings"
+    if setting.kind == OBJECT:
+        return "a mapping"
     return "a string"
 
 
@@ -100,6 +104,9 @@ def _setting(place: Place, spec: dict[str, Any], setting: Setting, problems: lis
         return None
     try:
         return read(setting, value, "")
+    except SettingProblems as exc:
+        problems += [place.problem(path + tuple(inner), message) for inner, message in exc.problems]
+        return None
     except UsageError as exc:
         problems.append(place.problem(path, str(exc).strip()))
         return None
