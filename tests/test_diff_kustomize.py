@@ -171,3 +171,15 @@ def test_a_render_flag_with_an_overlay_is_refused_not_ignored(repo: Path) -> Non
         result = run_cli(*args, cwd=repo)
         assert (result.code, result.stdout) == (2, ""), args
         assert "is a kustomization that kustomize builds, and its RenderConfig (spec) holds the render options" in result.stderr
+
+
+def test_turning_on_autoscaled_in_the_render_config_warns_of_the_scale_down_an_apply_would_do(repo: Path) -> None:
+    _edit(repo, "kustomize/base/render/render.yaml", "spec:\n", "spec:\n  autoscaled: true\n", "autoscaled")
+    result = run_cli("diff", "base", "autoscaled", "--", PROD, cwd=repo)
+    assert (result.code, result.stderr) == (3, "")
+    assert "-  replicas: 1\n" in result.stdout and "+  replicas" not in result.stdout
+    assert (
+        "impact: ModelReplica ml-prod/qwen3-8b-eks-l4-0: LeaderWorkerSet ml-prod/qwen3-8b-eks-l4-0-qwen3-8b-03010 leaves its group "
+        "count (1 now) to an autoscaler: spec.replicas is no longer rendered, and an apply without the transition in "
+        "docs/autoscaling.md scales it to 1 group (no pod restarts)\n"
+    ) in result.stdout, result.stdout

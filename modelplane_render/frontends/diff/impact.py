@@ -35,10 +35,9 @@ def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict
     """How a LeaderWorkerSet's update reaches its pods."""
     title = object_title(key)
     old, new = before.get("spec") or {}, after.get("spec") or {}
-    parts = []
-    groups = new.get("replicas", 1)
-    if old.get("replicas", 1) != groups:
-        parts.append(f"scales from {old.get('replicas', 1)} to {groups} groups")
+    count = _count(old, new)
+    parts = [count] if count else []
+    groups = new.get("replicas")
     template = new.get("leaderWorkerTemplate") or {}
     if (old.get("leaderWorkerTemplate") or {}) != template:
         size = template.get("size", 1)
@@ -48,16 +47,30 @@ def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict
         gpus = "all devices" if "all" in (leader, worker) else f"{count} device{'' if count == 1 else 's'}"
         rolling = (new.get("rolloutStrategy") or {}).get("rollingUpdateConfiguration") or {}
         unavailable, surge = rolling.get("maxUnavailable", 1), rolling.get("maxSurge", 0)
+        counted = "every group (as many as the autoscaler keeps)" if groups is None else f"{groups} group{'s' if groups != 1 else ''}"
         pace = "one group at a time" if unavailable == 1 else f"{unavailable} groups at a time"
         surge_text = "without surge (a group's pods stop before its new ones start)" if surge in (0, "0", "0%") else f"surge {surge}"
-        parts.append(
-            f"rolls {groups} group{'s' if groups != 1 else ''} of {size} pod{'s' if size != 1 else ''} ({gpus} a group), {pace} {surge_text}"
-        )
-    elif old.get("replicas", 1) != groups:
+        parts.append(f"rolls {counted} of {size} pod{'s' if size != 1 else ''} ({gpus} a group), {pace} {surge_text}")
+    elif parts:
         parts[-1] += " (no pod restarts)"
     if not parts:
         parts.append("changes without restarting pods")
     return f"{title} {' and '.join(parts)}"
+
+
+def _count(old: dict[str, Any], new: dict[str, Any]) -> str:
+    """What a change of spec.replicas does; an absent one is the autoscaler's (the autoscaled setting)."""
+    if "replicas" in old and "replicas" not in new:
+        # Client-side apply deletes a field it wrote before, and the CRD's default is 1 (docs/autoscaling.md).
+        return (
+            f"leaves its group count ({old['replicas']} now) to an autoscaler: spec.replicas is no longer rendered, and "
+            "an apply without the transition in docs/autoscaling.md scales it to 1 group"
+        )
+    if "replicas" not in old and "replicas" in new:
+        return f"takes its group count back from the autoscaler: {new['replicas']} groups"
+    if old.get("replicas") != new.get("replicas"):
+        return f"scales from {old['replicas']} to {new['replicas']} groups"
+    return ""
 
 
 def _has(side: Side, namespace: str, replica: str) -> bool:
