@@ -1205,3 +1205,39 @@ def test_real_a_kustomize_apps_errors_reach_argo_cd_and_nothing_else(cmp_server:
     assert manifests(plain) == load_all(run_cli("render", str(ROOT / "fixtures" / "valid" / "objects-passed-through")).stdout)
     refused = cmp_server.generate("kustomize/overlays/prod", plugin_parameters=[{"name": "gateway", "string": "a/b"}])
     assert refused.returncode == 1 and "whose RenderConfig (spec) holds the render options" in refused.stderr
+
+
+def _guide_application_plugin(page: str) -> dict[str, Any]:
+    """The Application excerpt a guide page shows (its `plugin:` block), as YAML."""
+    text = (ROOT / page).read_text()
+    block = text.split("```yaml\n    plugin:\n", 1)[1].split("```", 1)[0]
+    plugin: dict[str, Any] = yaml.safe_load("plugin:\n" + block)["plugin"]
+    return plugin
+
+
+@pytest.mark.real_peers
+def test_real_platform_settings_as_the_guide_gives_them_reach_every_engine_pod(cmp_server: CmpServer) -> None:
+    """docs/platform-settings.md's parameters, through the real argocd-cmp-server: every engine pod gets each one."""
+    plugin = _guide_application_plugin("docs/platform-settings.md")
+    assert plugin["name"] == "modelplane-render-v1"
+    objects = manifests(cmp_server.generate("valid/multi-node-leader-worker", plugin_parameters=plugin["parameters"]))
+    given = {p["name"]: p.get("string", p.get("array")) for p in plugin["parameters"]}
+    pods = [
+        template
+        for o in objects
+        if o["kind"] == "LeaderWorkerSet"
+        for key, template in o["spec"]["leaderWorkerTemplate"].items()
+        if key in ("leaderTemplate", "workerTemplate")
+    ]
+    assert len(pods) == 2  # a leader and a worker
+    for pod in pods:
+        spec = pod["spec"]
+        assert spec["serviceAccountName"] == given["service-account"]
+        assert spec["priorityClassName"] == given["priority-class"]
+        assert spec["affinity"] == json.loads(given["affinity"])
+        assert spec["nodeSelector"] == {"modelplane.ai/pool": "gpu-h200"}  # the member's pool still holds
+        engine = [c for c in spec["containers"] if c["name"] == "engine"]
+        assert [c["securityContext"]["capabilities"]["add"] for c in engine] == [given["capabilities"]]
+        assert all("securityContext" not in c for c in spec["containers"] if c["name"] != "engine")
+    (picker,) = [o for o in objects if o["kind"] == "Deployment"]
+    assert picker["spec"]["template"]["spec"]["serviceAccountName"] != given["service-account"]  # the picker keeps its own

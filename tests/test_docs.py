@@ -72,6 +72,21 @@ NOT_RUN: dict[str, str] = {
     "modelplane-render diff main main --base-renderer /opt/modelplane-render-0.1/bin/modelplane-render -- deploy/replicas": (
         "needs an install of an earlier release (a placeholder path); tests/test_diff.py runs the same with the previous release's tree"
     ),
+    "# The Application's fields for an autoscaled app (the rest as in docs/argocd.md)": (
+        "Argo CD's sync behaviour, which needs the Argo CD loop (issue 32); tests/test_autoscaling.py proves the plain applies"
+    ),
+    "kustomize build --enable-alpha-plugins --enable-exec overlays/prod > rendered.yaml   # with autoscaled: true": (
+        "needs a cluster; tests/test_autoscaling.py runs these kubectl commands on the real kube-apiserver"
+    ),
+    "kubectl apply --server-side --field-manager=autoscaler-handover -f - <<EOF": (
+        "needs a cluster; tests/test_autoscaling.py runs the same handover on the real kube-apiserver"
+    ),
+    "# An HPA on the example's rendered LeaderWorkerSet": (
+        "needs a cluster; tests/test_autoscaling.py reads it from this page and creates it on the real kube-apiserver"
+    ),
+    "plugin:": (
+        "an excerpt of an Application; tests/test_argocd.py sends these parameters, read from this page, to the real argocd-cmp-server"
+    ),
     ".venv/bin/python benchmarks/run.py            # 1, 10, 100, 1000 and 10,000 replicas, median of 5 runs each (~10 min)": (
         "minutes long; .ci/run runs the benchmark itself (--quick --gate 2)"
     ),
@@ -215,6 +230,8 @@ SCENARIOS: dict[str, Callable[[Path], None]] = {
     "copies": scenario_copies,
     "generator": scenario_generator,
     "bad-overlay": scenario_repo,
+    "platform": scenario_repo,
+    "rdma": scenario_repo,
 }
 
 

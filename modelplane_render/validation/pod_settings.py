@@ -121,12 +121,13 @@ INTEGER = re.compile(r"^[-+]?[0-9]+\Z")
 def _requirement(operators: tuple[str, ...], value_check: Any, key_check: Any) -> Any:
     def check(value: Any, path: FieldPath) -> Iterator[Problem]:
         shape = {"key": key_check, "operator": _string, "values": _list(value_check)}
-        problems = list(_object(value, path, shape))
-        yield from problems
-        if problems or not isinstance(value, dict):
+        yield from _object(value, path, shape)
+        if not isinstance(value, dict):
             return
         yield from _required(value, path, "key", "operator")
         operator, values = value.get("operator"), value.get("values") or []
+        if not isinstance(operator, (str, type(None))) or not isinstance(values, list):
+            return  # said above
         if operator and operator not in operators:
             yield path + ("operator",), f"{operator!r} is not an operator here: one of {', '.join(operators)}"
         elif operator in ("In", "NotIn") and not values:
@@ -151,15 +152,14 @@ def _node_name(value: Any, path: FieldPath) -> Iterator[Problem]:
 
 def _field_requirement(value: Any, path: FieldPath) -> Iterator[Problem]:
     """A node field selector: metadata.name only, In or NotIn exactly one node name."""
-    problems = list(_object(value, path, {"key": _string, "operator": _string, "values": _list(_node_name)}))
-    yield from problems
-    if problems:
+    yield from _object(value, path, {"key": _string, "operator": _string, "values": _list(_node_name)})
+    if not isinstance(value, dict):
         return
     if value.get("key") != "metadata.name":
         yield path + ("key",), f"{value.get('key')!r} is not a node field selector key: only metadata.name"
     if value.get("operator") not in ("In", "NotIn"):
         yield path + ("operator",), f"{value.get('operator')!r} is not an operator here: In or NotIn"
-    elif len(value.get("values") or []) != 1:
+    elif not isinstance(value.get("values"), list) or len(value["values"]) != 1:
         yield path + ("values",), "must be exactly one node name when the operator is In or NotIn"
 
 
@@ -169,17 +169,15 @@ _NODE_SELECTOR_TERM = _fields(
 
 
 def _node_selector(value: Any, path: FieldPath) -> Iterator[Problem]:
-    problems = list(_object(value, path, {"nodeSelectorTerms": _list(_NODE_SELECTOR_TERM)}))
-    yield from problems
-    if not problems and not value.get("nodeSelectorTerms"):
+    yield from _object(value, path, {"nodeSelectorTerms": _list(_NODE_SELECTOR_TERM)})
+    if isinstance(value, dict) and not value.get("nodeSelectorTerms"):
         yield path + ("nodeSelectorTerms",), "must have at least one node selector term"
 
 
 def _weighted(term_key: str, term: Any) -> Any:
     def check(value: Any, path: FieldPath) -> Iterator[Problem]:
-        problems = list(_object(value, path, {"weight": _weight, term_key: term}))
-        yield from problems
-        if not problems:
+        yield from _object(value, path, {"weight": _weight, term_key: term})
+        if isinstance(value, dict):
             yield from _required(value, path, "weight", term_key)
 
     return check
@@ -219,16 +217,19 @@ def _pod_affinity_term(value: Any, path: FieldPath) -> Iterator[Problem]:
         "matchLabelKeys": _list(_label_key),
         "mismatchLabelKeys": _list(_label_key),
     }
-    problems = list(_object(value, path, shape))
-    yield from problems
-    if problems:
+    yield from _object(value, path, shape)
+    if not isinstance(value, dict):
         return
     if not value.get("topologyKey"):
         yield path + ("topologyKey",), "must be given (e.g. kubernetes.io/hostname, topology.kubernetes.io/zone)"
     keyed = [k for k in ("matchLabelKeys", "mismatchLabelKeys") if value.get(k)]
     if keyed and value.get("labelSelector") is None:
         yield path + (keyed[0],), "needs a labelSelector, which the pod's own values of these keys are added to"
-    both = set(value.get("matchLabelKeys") or []) & set(value.get("mismatchLabelKeys") or [])
+    keys: list[set[str]] = []
+    for field in ("matchLabelKeys", "mismatchLabelKeys"):
+        given = value.get(field)
+        keys.append({k for k in given if isinstance(k, str)} if isinstance(given, list) else set())
+    both = keys[0] & keys[1]
     for key in sorted(both):
         yield path + ("mismatchLabelKeys",), f"{key!r} is in matchLabelKeys too: a key can be in one of them only"
 

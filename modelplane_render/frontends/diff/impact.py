@@ -35,8 +35,8 @@ def _roll(key: Key, before: dict[str, Any], after: dict[str, Any], objects: dict
     """How a LeaderWorkerSet's update reaches its pods."""
     title = object_title(key)
     old, new = before.get("spec") or {}, after.get("spec") or {}
-    count = _count(old, new)
-    parts = [count] if count else []
+    scaling = _count(old, new)
+    parts = [scaling] if scaling else []
     groups = new.get("replicas")
     template = new.get("leaderWorkerTemplate") or {}
     if (old.get("leaderWorkerTemplate") or {}) != template:
