@@ -183,6 +183,8 @@ def parse_affinity(value: str | dict[str, Any] | None, source: str = "--affinity
             value = json.loads(value)
         except ValueError as exc:
             raise UsageError(f"{source} is not JSON ({exc}): give the pod's affinity as a JSON object") from None
+    if value == {}:
+        return None  # an empty affinity says nothing: the render writes none
     from .validation.pod_settings import affinity_problems
 
     problems = affinity_problems(value)

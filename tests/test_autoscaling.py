@@ -182,3 +182,21 @@ def test_server_side_apply_after_a_handover_of_replicas_keeps_the_count(cluster:
     assert _owners_of_replicas(cluster, lws) == {"argocd-controller", "autoscaler-handover"}
     assert _counts(cluster, lws, [(SERVER_SIDE, text_b), (SERVER_SIDE, text_b)]) == [COPIES, COPIES]
     assert _owners_of_replicas(cluster, lws) == {"autoscaler-handover"}
+
+
+@pytest.mark.real_peers
+def test_the_guides_hpa_targets_the_rendered_leaderworkerset_and_the_api_server_takes_it(cluster: Cluster) -> None:
+    """docs/autoscaling.md's HPA names the LeaderWorkerSet the example really renders, and passes a strict dry run."""
+    from conftest import ROOT
+    from modelplane_render.pipeline import render_paths
+
+    page = (ROOT / "docs" / "autoscaling.md").read_text()
+    (block,) = [b.split("```")[0] for b in page.split("```yaml\n")[1:] if "kind: HorizontalPodAutoscaler" in b.split("```")[0]]
+    hpa = yaml.safe_load(block)
+    (lws,) = [
+        o for o in render_paths([str(ROOT / "kustomize" / "base" / "qwen3-8b.yaml")], Options()).objects if o["kind"] == "LeaderWorkerSet"
+    ]
+    target = {"apiVersion": lws["apiVersion"], "kind": lws["kind"], "name": lws["metadata"]["name"]}
+    assert hpa["spec"]["scaleTargetRef"] == target
+    cluster[0].create_namespace(hpa["metadata"]["namespace"])
+    _run(cluster, ("create", "--dry-run=server", "--validate=strict", "-f", "-"), yaml.safe_dump(hpa))

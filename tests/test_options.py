@@ -153,3 +153,31 @@ def test_a_map_is_no_parameter_s_form_and_an_array_only_a_list_s() -> None:
         argocd.settings_from_env({"ARGOCD_APP_PARAMETERS": '[{"name": "tolerations", "map": {"a": "b"}}]'})
     with pytest.raises(UsageError, match=r"parameter 'gateway' takes a string \(`string: ...`\), not an array"):
         argocd.settings_from_env({"ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "array": ["a/b"]}]'})
+
+
+def test_a_render_configs_affinity_is_yaml_in_place_and_each_problem_is_at_its_path() -> None:
+    from modelplane_render.errors import InputError, error_line
+
+    spec = {
+        "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": []}}, "podAffinity": 3},
+        "capabilities": ["IPC_LOK"],
+    }
+    with pytest.raises(InputError) as raised:
+        krm.read_function_config({"apiVersion": krm.CONFIG_API_VERSION, "kind": krm.CONFIG_KIND, "metadata": {"name": "r"}, "spec": spec})
+    assert [error_line(e) for e in raised.value.errors] == [
+        "RenderConfig r: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms: "
+        "must have at least one node selector term",
+        "RenderConfig r: spec.affinity.podAffinity: must be a mapping, not an integer (3)",
+        "RenderConfig r: spec.capabilities: 'IPC_LOK' is not a Linux capability (did you mean \"IPC_LOCK\"?)",
+    ]
+
+
+def test_an_affinity_means_the_same_from_every_front_end() -> None:
+    """A flag's JSON, a parameter's JSON text and a RenderConfig's mapping: one canonical value, so one render and one cache key."""
+    value = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {"topologyKey": "k"}}]}}
+    from_config = krm.read_function_config(
+        {"apiVersion": krm.CONFIG_API_VERSION, "kind": krm.CONFIG_KIND, "spec": {"affinity": value}}
+    ).options.affinity
+    from_text = options.parse_affinity(json.dumps(value, indent=2))
+    assert from_config == from_text == json.dumps(value, sort_keys=True, separators=(",", ":"))
+    assert options.parse_affinity("{}") is None and options.parse_affinity("") is None
