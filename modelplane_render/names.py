@@ -35,6 +35,12 @@ QUALIFIED_NAME = re.compile(
 DNS_SUBDOMAIN_MAX = 253
 
 
+def is_qualified_name(value: str) -> bool:
+    """A label, annotation or taint key: QUALIFIED_NAME, its prefix (a DNS subdomain) at most 253 characters."""
+    prefix, slash, _ = value.rpartition("/")
+    return (not slash or len(prefix) <= DNS_SUBDOMAIN_MAX) and QUALIFIED_NAME.match(value) is not None
+
+
 def is_dns_subdomain(value: str) -> bool:
     """A DNS-1123 subdomain (most object names, e.g. a ServiceAccount's or a PriorityClass's): at most 253."""
     return len(value) <= DNS_SUBDOMAIN_MAX and DNS_1123_SUBDOMAIN.match(value) is not None

@@ -107,7 +107,7 @@ def parse_node_pool_label(value: str | None, source: str = "--node-pool-label") 
     """A node label key (None: the default)."""
     if value is None or value == "":
         return None
-    if not names.QUALIFIED_NAME.match(value) or len(value) > 253 + 1 + 63:
+    if not names.is_qualified_name(value):
         raise UsageError(f"{source} {value!r} is not a label key (an optional DNS-subdomain prefix and '/', then a name of at most 63)")
     return value
 
@@ -126,7 +126,7 @@ def parse_tolerations(values: list[str] | None, source: str = "--toleration") ->
         key, equals, value = rest.partition("=")
         if effect and effect not in TAINT_EFFECTS:
             raise UsageError(f"{source} {text!r}: the effect must be one of {', '.join(TAINT_EFFECTS)} (or left out: every effect)")
-        if not names.QUALIFIED_NAME.match(key):
+        if not names.is_qualified_name(key):
             raise UsageError(f"{source} {text!r}: {key!r} is not a taint key (KEY[=VALUE][:EFFECT], e.g. amd.com/gpu:NoSchedule)")
         if equals and (not value or not names.LABEL_VALUE.match(value) or len(value) > names.LABEL_VALUE_MAX):
             raise UsageError(f"{source} {text!r}: {value!r} is not a taint value")

@@ -68,7 +68,7 @@ def check_metadata(document: Document, errors: list[Finding]) -> None:
             continue
         for key, value in entries.items():
             path = ("metadata", field, MapKey(key))
-            if len(key.split("/")[0]) > names.DNS_SUBDOMAIN_MAX or not names.QUALIFIED_NAME.match(key):
+            if not names.is_qualified_name(key):
                 errors.append(
                     document.error(
                         path,
@@ -213,7 +213,7 @@ def _check_finalizers(document: Document, finalizers: Any, errors: list[Finding]
     for i, name in _items(document, where, finalizers, errors, mappings=False):
         if name is not None and not isinstance(name, str):
             _check_type(document, where + (i,), name, _STRING, errors)
-        elif not name or len(name.split("/")[0]) > names.DNS_SUBDOMAIN_MAX or not names.QUALIFIED_NAME.match(name):
+        elif not name or not names.is_qualified_name(name):
             shown = quoted(name) if name else "empty"
             errors.append(
                 document.error(

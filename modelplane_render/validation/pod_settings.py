@@ -88,7 +88,7 @@ def _label_key(value: Any, path: FieldPath) -> Iterator[Problem]:
         yield path, f"must be a string, not {describe(value)}"
     elif not value:
         yield path, "must be given"
-    elif not names.QUALIFIED_NAME.match(value):
+    elif not names.is_qualified_name(value):
         yield path, f"{value!r} is not a label key (an optional DNS-subdomain prefix and '/', then a name of at most 63)"
 
 
@@ -137,8 +137,8 @@ def _requirement(operators: tuple[str, ...], value_check: Any, key_check: Any) -
         elif operator in ("Gt", "Lt"):
             if len(values) != 1:
                 yield path + ("values",), f"must be a single integer when the operator is {operator}"
-            elif not INTEGER.match(str(values[0])):
-                yield path + ("values", 0), f"{values[0]!r} is not an integer, which {operator} compares a node label's value as"
+            elif not INTEGER.match(str(values[0])) or not -(2**63) <= int(values[0]) < 2**63:
+                yield path + ("values", 0), f"{values[0]!r} is not a 64-bit integer, which {operator} compares a node label's value as"
 
     return check
 
@@ -163,13 +163,20 @@ def _field_requirement(value: Any, path: FieldPath) -> Iterator[Problem]:
         yield path + ("values",), "must be exactly one node name when the operator is In or NotIn"
 
 
-_NODE_SELECTOR_TERM = _fields(
-    {"matchExpressions": _list(_requirement(NODE_OPERATORS, _string, _label_key)), "matchFields": _list(_field_requirement)}
-)
+def _node_selector_term(value_check: Any) -> Any:
+    return _fields(
+        {"matchExpressions": _list(_requirement(NODE_OPERATORS, value_check, _label_key)), "matchFields": _list(_field_requirement)}
+    )
+
+
+# A required term's values are label values, as a node's are (k8s v1.37.2 ValidateNodeSelectorRequirement:
+# AllowInvalidLabelValueInRequiredNodeAffinity is false for a new pod); a preference's are not (a warning only).
+_REQUIRED_NODE_SELECTOR_TERM = _node_selector_term(_label_value)
+_NODE_SELECTOR_TERM = _node_selector_term(_string)
 
 
 def _node_selector(value: Any, path: FieldPath) -> Iterator[Problem]:
-    yield from _object(value, path, {"nodeSelectorTerms": _list(_NODE_SELECTOR_TERM)})
+    yield from _object(value, path, {"nodeSelectorTerms": _list(_REQUIRED_NODE_SELECTOR_TERM)})
     if isinstance(value, dict) and not value.get("nodeSelectorTerms"):
         yield path + ("nodeSelectorTerms",), "must have at least one node selector term"
 
@@ -208,6 +215,15 @@ def _namespace(value: Any, path: FieldPath) -> Iterator[Problem]:
         yield path, f"{value!r} is not a namespace name (a DNS label)"
 
 
+def _selector_keys(selector: Any) -> set[Any]:
+    """The keys a label selector names (in matchLabels and matchExpressions)."""
+    if not isinstance(selector, dict):
+        return set()
+    labels, expressions = selector.get("matchLabels"), selector.get("matchExpressions")
+    keys = set(labels) if isinstance(labels, dict) else set()
+    return keys | {e.get("key") for e in expressions if isinstance(e, dict)} if isinstance(expressions, list) else keys
+
+
 def _pod_affinity_term(value: Any, path: FieldPath) -> Iterator[Problem]:
     shape = {
         "labelSelector": _label_selector,
@@ -229,6 +245,18 @@ def _pod_affinity_term(value: Any, path: FieldPath) -> Iterator[Problem]:
     for field in ("matchLabelKeys", "mismatchLabelKeys"):
         given = value.get(field)
         keys.append({k for k in given if isinstance(k, str)} if isinstance(given, list) else set())
+    # The API server adds `key In (the pod's value)` to the labelSelector for each matchLabelKeys key the pod
+    # has (pod strategy, mutatePodAffinity), then refuses one the selector already had, or that came twice
+    # (validateMatchLabelKeysAndMismatchLabelKeys).
+    selected = _selector_keys(value.get("labelSelector"))
+    match_keys = value.get("matchLabelKeys")
+    for index, key in enumerate(match_keys if isinstance(match_keys, list) else []):
+        if isinstance(key, str) and key in selected:
+            yield (
+                path + ("matchLabelKeys", index),
+                f"{key!r} is in the labelSelector already (or twice here): the pod's own value of it is added there",
+            )
+        selected.add(key)
     both = keys[0] & keys[1]
     for key in sorted(both):
         yield path + ("mismatchLabelKeys",), f"{key!r} is in matchLabelKeys too: a key can be in one of them only"
