@@ -31,7 +31,7 @@ import yaml
 
 from conftest import ROOT, VALID
 from modelplane_render import crd, names
-from modelplane_render.options import Options
+from modelplane_render.options import Options, parse_affinity
 from modelplane_render.pipeline import render_paths
 
 FIXTURES = {p.name: p for p in VALID}
@@ -328,6 +328,25 @@ CATALOGUE: dict[str, tuple[Callable[[], tuple[Replica, Replica]], Options, Optio
     "picker plaintext": (_edit("single-gpu-standalone"), Options(), Options(picker_plaintext=True), set()),
     "node-pool label": (_edit("single-gpu-standalone"), Options(), Options(node_pool_label="cloud.google.com/gke-nodepool"), set()),
     "tolerations": (_edit("single-gpu-standalone"), Options(), Options(tolerations=(("amd.com/gpu", None, "NoSchedule"),)), set()),
+    "platform settings": (
+        _edit("multi-node-leader-worker"),
+        Options(),
+        Options(
+            service_account="weights-reader",
+            priority_class="inference-high",
+            affinity=parse_affinity(
+                {
+                    "podAntiAffinity": {
+                        "preferredDuringSchedulingIgnoredDuringExecution": [
+                            {"weight": 50, "podAffinityTerm": {"topologyKey": "kubernetes.io/hostname"}}
+                        ]
+                    }
+                }
+            ),
+            capabilities=("IPC_LOCK",),
+        ),
+        set(),
+    ),
 }
 
 
