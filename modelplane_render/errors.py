@@ -245,3 +245,50 @@ class RenderFailure(Exception):
 
     The message is one line, printed as `modelplane-render: message`.
     """
+
+
+# --- how a message names a value, and the field or value a misspelt one was meant to be ---------------
+
+_TYPE_NAMES = {
+    bool: "a boolean",
+    int: "an integer",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "a mapping",
+    type(None): "null",
+}
+
+
+def describe(value: Any) -> str:
+    name = _TYPE_NAMES.get(type(value), type(value).__name__)
+    if isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
+        shown = repr(value) if not isinstance(value, str) else quoted(value)
+        if isinstance(value, bool):
+            shown = "true" if value else "false"
+        if isinstance(value, str) and len(shown) > 40:
+            return name
+        return f"{name} ({shown})"
+    return name
+
+
+def unknown_field(key: str, known: Any) -> str:
+    import difflib  # only for an error: a valid run doesn't pay for its import
+
+    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
+    hint = f' (did you mean "{close[0]}"?)' if close else ""
+    return f"unknown field {quoted(key)}{hint}"
+
+
+def did_you_mean(value: Any, choices: list[str]) -> str:
+    """The enum value a misspelt one was meant to be: the same letters in another case, else the closest."""
+    if not isinstance(value, str):
+        return ""
+    import difflib  # only for an error
+
+    same = [c for c in choices if c.casefold() == value.casefold()]
+    close = same or difflib.get_close_matches(value.casefold(), [c.casefold() for c in choices], n=1, cutoff=0.6)
+    if not close:
+        return ""
+    meant = same[0] if same else next(c for c in choices if c.casefold() == close[0])
+    return f' (did you mean "{meant}"?)'

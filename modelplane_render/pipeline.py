@@ -18,14 +18,13 @@ from typing import Any, NamedTuple, Optional
 
 from . import constants as c
 from . import crd
-from .errors import Finding, InputError, RenderFailure
+from .errors import Finding, InputError, RenderFailure, describe
 from .options import Options
 from .output import parse_checked_and_serialised, serialise, sort_key
 from .plan.replica import plan_replica
 from .render import render_object
 from .sources import iter_documents
 from .validation import judge_replica
-from .validation.structural import describe
 from .yamlio.document import Document
 
 LOCAL_CONFIG = "config.kubernetes.io/local-config"

@@ -174,7 +174,9 @@ def test_a_render_configs_affinity_is_yaml_in_place_and_each_problem_is_at_its_p
 
 def test_an_affinity_means_the_same_from_every_front_end() -> None:
     """A flag's JSON, a parameter's JSON text and a RenderConfig's mapping: one canonical value, so one render and one cache key."""
-    value = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {"topologyKey": "k"}}]}}
+    value = {
+        "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 5, "podAffinityTerm": {"topologyKey": "k"}}]}
+    }
     from_config = krm.read_function_config(
         {"apiVersion": krm.CONFIG_API_VERSION, "kind": krm.CONFIG_KIND, "spec": {"affinity": value}}
     ).options.affinity

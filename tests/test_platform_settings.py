@@ -4,7 +4,7 @@ The API server never validates a LeaderWorkerSet's pod templates as pods: its CR
 a pod's own rules are first met when the LeaderWorkerSet controller creates a pod. So each engine pod
 template of every valid fixture, rendered with every setting, is made into a Pod and created on the real
 kube-apiserver v1.37.2 in a strict server-side dry run (validation and admission, nothing stored), and
-the affinity checker (validation/pod_settings.py) is held to the API server's verdict on a table of
+the affinity checker (options/pod_fields.py) is held to the API server's verdict on a table of
 affinities. A capability name is not the API server's business: containerd checks it, at container start.
 """
 
@@ -27,8 +27,8 @@ from modelplane_render import constants as c
 from modelplane_render import kinds
 from modelplane_render.errors import UsageError
 from modelplane_render.options import Options, parse_affinity, parse_capabilities
+from modelplane_render.options.pod_fields import affinity_problems
 from modelplane_render.pipeline import render_paths
-from modelplane_render.validation.pod_settings import affinity_problems
 
 Obj = dict[str, Any]
 

@@ -6,9 +6,8 @@ import re
 from typing import Any
 
 from .. import names
-from ..errors import FieldPath, Finding, MapKey, quoted
+from ..errors import FieldPath, Finding, MapKey, describe, quoted, unknown_field
 from ..yamlio.document import Document
-from .structural import describe, unknown_field
 
 # ObjectMeta fields a manifest in git may carry; the renderer reads name, namespace, labels, annotations.
 _METADATA_FIELDS = frozenset(

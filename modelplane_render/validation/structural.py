@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import FieldPath, Finding, MapKey, quoted
+from ..errors import FieldPath, Finding, MapKey, describe, did_you_mean, quoted, unknown_field
 from ..yamlio.document import Document
 
 # How a pattern of the CRD reads in a message.
@@ -23,16 +23,6 @@ PATTERN_NAMES = {
     "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$": "a DNS label: lowercase letters, digits and '-', starting and ending with a letter or digit",
 }
 QUANTITY_HINT = "a Kubernetes quantity such as 500m, 2, 16Gi or 1e3"
-
-_TYPE_NAMES = {
-    bool: "a boolean",
-    int: "an integer",
-    float: "a number",
-    str: "a string",
-    list: "a list",
-    dict: "a mapping",
-    type(None): "null",
-}
 
 # Every schema keyword this validator applies, and those that only describe. A keyword of the CRD
 # outside this set fails tests/test_validation.py: a CRD change can't be half-supported in silence.
@@ -77,18 +67,6 @@ def unknown_keywords(schema: dict[str, Any], path: str = "") -> list[str]:
 
 
 RuleChecker = Callable[[FieldPath, Any, dict[str, Any], list[Finding]], None]
-
-
-def describe(value: Any) -> str:
-    name = _TYPE_NAMES.get(type(value), type(value).__name__)
-    if isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and not isinstance(value, bool)):
-        shown = repr(value) if not isinstance(value, str) else quoted(value)
-        if isinstance(value, bool):
-            shown = "true" if value else "false"
-        if isinstance(value, str) and len(shown) > 40:
-            return name
-        return f"{name} ({shown})"
-    return name
 
 
 class StructuralValidator:
@@ -259,7 +237,7 @@ class StructuralValidator:
         if "maxLength" in schema and length > schema["maxLength"]:
             self.fail(path, f"must be at most {schema['maxLength']} characters long (it is {length})")
         if "enum" in schema and value not in schema["enum"]:
-            self.fail(path, "must be one of " + ", ".join(schema["enum"]) + _did_you_mean(value, schema["enum"]))
+            self.fail(path, "must be one of " + ", ".join(schema["enum"]) + did_you_mean(value, schema["enum"]))
         pattern = schema.get("pattern")
         if pattern and value and not _compiled(pattern).search(value):
             if schema.get("x-kubernetes-int-or-string"):
@@ -290,28 +268,6 @@ def _past_int64(value: Any) -> str:
 def path_noun(path: FieldPath) -> str:
     last = next((p for p in reversed(path) if isinstance(p, str)), "list")
     return str(last)
-
-
-def unknown_field(key: str, known: Any) -> str:
-    import difflib  # only for an error: a valid run doesn't pay for its import
-
-    close = difflib.get_close_matches(key, list(known), n=1, cutoff=0.75)
-    hint = f' (did you mean "{close[0]}"?)' if close else ""
-    return f"unknown field {quoted(key)}{hint}"
-
-
-def _did_you_mean(value: Any, choices: list[str]) -> str:
-    """The enum value a misspelt one was meant to be: the same letters in another case, else the closest."""
-    if not isinstance(value, str):
-        return ""
-    import difflib  # only for an error
-
-    same = [c for c in choices if c.casefold() == value.casefold()]
-    close = same or difflib.get_close_matches(value.casefold(), [c.casefold() for c in choices], n=1, cutoff=0.6)
-    if not close:
-        return ""
-    meant = same[0] if same else next(c for c in choices if c.casefold() == close[0])
-    return f' (did you mean "{meant}"?)'
 
 
 _PATTERNS: dict[str, re.Pattern[str]] = {}

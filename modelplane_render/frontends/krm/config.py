@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ... import constants as c
-from ...errors import FieldPath, Finding, InputError, UsageError
-from ...options import CONFIG_SETTINGS, LIST, OBJECT, SWITCH, Options, Setting, SettingProblems, options_with, read
-from ...validation.structural import describe, unknown_field
+from ...errors import FieldPath, Finding, InputError, UsageError, describe, unknown_field
+from ...options import CONFIG_SETTINGS, LIST, OBJECT, SWITCH, Options, Setting, options_with, read
+from ...options.pod_fields import SettingProblems
 from .results import Place, locate
 
 CONFIG_API_VERSION = c.RENDER_CONFIG_API

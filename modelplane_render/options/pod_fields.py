@@ -1,4 +1,4 @@
-"""The pod fields a render setting gives every engine pod, checked as the API server checks a pod (and, for a
+"""The pod fields a render setting gives every engine pod (the settings' parsers, and their checks), checked as the API server checks a pod (and, for a
 capability, as the container runtime does), so a wrong setting fails the render instead of every pod the
 LeaderWorkerSet controller later asks for.
 
@@ -12,13 +12,13 @@ server's dry run of a pod.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
 
 from .. import names
-from ..errors import FieldPath, MapKey, format_path
-from .structural import _did_you_mean, describe, unknown_field
+from ..errors import FieldPath, MapKey, UsageError, describe, did_you_mean, format_path, unknown_field
 
 # Linux capabilities (include/uapi/linux/capability.h, up to CAP_CHECKPOINT_RESTORE), as a pod names
 # them: without `CAP_`. containerd's CRI plugin prefixes `CAP_` and refuses a name it does not know
@@ -41,7 +41,7 @@ def capability_problem(name: str) -> str | None:
         return f"{name!r} is written {name.upper().removeprefix('CAP_')!r} in a pod (upper case, without CAP_)"
     if name.upper() == "ALL":
         return "ALL is every capability, as good as privileged: name the ones the engine needs (e.g. IPC_LOCK)"
-    return f"{name!r} is not a Linux capability{_did_you_mean(name, CAPABILITIES)}"
+    return f"{name!r} is not a Linux capability{did_you_mean(name, CAPABILITIES)}"
 
 
 def affinity_problems(value: Any) -> list[Problem]:
@@ -288,3 +288,46 @@ _AFFINITY = {
 def problem_lines(source: str, problems: list[Problem]) -> list[str]:
     """The problems as the command line says them: `SOURCE: path: message`, a line each."""
     return [f"{source}: {format_path(path)}: {message}" if path else f"{source}: {message}" for path, message in problems]
+
+
+# --- the settings' parsers (options.SETTINGS) ---------------------------------------------------------
+
+
+def parse_capabilities(values: list[str] | None, source: str = "--capability") -> tuple[str, ...] | None:
+    """Linux capability names as a pod gives them (IPC_LOCK), each once."""
+    if values is None:
+        return None
+    found: list[str] = []
+    for value in values:
+        problem = capability_problem(value)
+        if problem:
+            raise UsageError(f"{source} {problem}")
+        if value not in found:
+            found.append(value)
+    return tuple(found)
+
+
+class SettingProblems(UsageError):
+    """A structured setting's problems, each at its path inside the value (a RenderConfig shows each at its line)."""
+
+    def __init__(self, source: str, problems: list[tuple[Any, str]]) -> None:
+        self.lines = problem_lines(source, problems)
+        super().__init__("\n".join(self.lines))
+        self.problems = problems
+
+
+def parse_affinity(value: str | dict[str, Any] | None, source: str = "--affinity") -> str | None:
+    """A pod's affinity: JSON text (a flag, a parameter) or the mapping itself (a RenderConfig); canonical JSON text."""
+    if value is None or value == "" or value == {}:
+        return None
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except ValueError as exc:
+            raise UsageError(f"{source} is not JSON ({exc}): give the pod's affinity as a JSON object") from None
+    if value == {}:
+        return None  # an empty affinity says nothing: the render writes none
+    problems = affinity_problems(value)
+    if problems:
+        raise SettingProblems(source, problems)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)

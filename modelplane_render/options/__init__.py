@@ -23,14 +23,14 @@ How a value travels, by kind:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from . import constants as c
-from . import names
-from .errors import UsageError
+from .. import constants as c
+from .. import names
+from ..errors import UsageError
+from .pod_fields import parse_affinity, parse_capabilities
 
 # (key, value or None, effect or None): a toleration as `KEY[=VALUE][:EFFECT]` says it, as kubectl taint does.
 Toleration = tuple[str, Optional[str], Optional[str]]
@@ -145,52 +145,6 @@ def parse_object_name(what: str) -> Callable[[str | None, str], str | None]:
         return value
 
     return parse
-
-
-def parse_capabilities(values: list[str] | None, source: str = "--capability") -> tuple[str, ...] | None:
-    """Linux capability names as a pod gives them (IPC_LOCK), each once."""
-    if values is None:
-        return None
-    from .validation.pod_settings import capability_problem
-
-    found: list[str] = []
-    for value in values:
-        problem = capability_problem(value)
-        if problem:
-            raise UsageError(f"{source} {problem}")
-        if value not in found:
-            found.append(value)
-    return tuple(found)
-
-
-class SettingProblems(UsageError):
-    """A structured setting's problems, each at its path inside the value (a RenderConfig shows each at its line)."""
-
-    def __init__(self, source: str, problems: list[tuple[Any, str]]) -> None:
-        from .validation.pod_settings import problem_lines
-
-        self.lines = problem_lines(source, problems)
-        super().__init__("\n".join(self.lines))
-        self.problems = problems
-
-
-def parse_affinity(value: str | dict[str, Any] | None, source: str = "--affinity") -> str | None:
-    """A pod's affinity: JSON text (a flag, a parameter) or the mapping itself (a RenderConfig); canonical JSON text."""
-    if value is None or value == "" or value == {}:
-        return None
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError as exc:
-            raise UsageError(f"{source} is not JSON ({exc}): give the pod's affinity as a JSON object") from None
-    if value == {}:
-        return None  # an empty affinity says nothing: the render writes none
-    from .validation.pod_settings import affinity_problems
-
-    problems = affinity_problems(value)
-    if problems:
-        raise SettingProblems(source, problems)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def parse_switch(value: bool | str | None, source: str) -> bool | None:
