@@ -276,3 +276,37 @@ def test_the_port_is_the_users_or_ours_and_the_record_says_which(args, phase, po
 def test_the_model_cache_is_named_where_the_engine_reads_it(container, leading, trailing):  # type: ignore[no-untyped-def]
     record = _record(container, cache=True)
     assert (record.leading_args, record.trailing_args) == (leading, trailing)
+
+
+def test_a_gang_member_is_told_only_what_its_args_leave_out() -> None:
+    from modelplane_render.facts.gangs import sglang_gang, vllm_gang
+
+    leader = ["--tensor-parallel-size=8", "--pipeline-parallel-size=2"]
+    assert vllm_gang(leader, "Leader", 2, leader).added == [
+        "--nnodes=2",
+        "--node-rank=$(MODELPLANE_RANK)",
+        "--master-addr=$(MODELPLANE_LEADER_ADDRESS)",
+    ]
+    worker = vllm_gang(["--model=m", "--master-addr=10.0.0.1"], "Worker", 2, leader)
+    assert worker.added == [
+        "--nnodes=2",
+        "--node-rank=$(MODELPLANE_RANK)",
+        "--headless",
+        "--tensor-parallel-size=8",
+        "--pipeline-parallel-size=2",
+    ]
+    assert worker.refusals == []
+    sglang = sglang_gang(["--tp-size=16"], "Worker", 2, ["--tp-size=16"])
+    assert sglang.added == ["--nnodes=2", "--node-rank=$(MODELPLANE_RANK)", "--dist-init-addr=$(MODELPLANE_LEADER_ADDRESS):20000"]
+    assert sglang_gang(["--tp-size=8"], "Worker", 2, ["--tp-size=16"]).refusals != []
+
+
+def test_the_gpus_an_engines_sizes_use_a_pod() -> None:
+    from modelplane_render.facts.gangs import SGLANG_PARALLEL, VLLM_PARALLEL, per_pod
+
+    assert per_pod(["-tp", "4", "--pipeline-parallel-size=2"], VLLM_PARALLEL, 1)[0] == 8
+    assert per_pod(["--tensor-parallel-size=8", "--pipeline-parallel-size=2"], VLLM_PARALLEL, 2)[0] == 8
+    assert per_pod(["--tensor-parallel-size=2", "--data-parallel-size=4"], VLLM_PARALLEL, 1)[0] == 8
+    assert per_pod(["--data-parallel-size=16", "--data-parallel-size-local=8"], VLLM_PARALLEL, 2)[0] == 8
+    assert per_pod(["--tp-size=16", "--dp-size=2"], SGLANG_PARALLEL, 2)[0] == 8  # SGLang's dp splits its tp
+    assert per_pod(["--tensor-parallel-size=3"], VLLM_PARALLEL, 2)[0] is None  # not a whole number of GPUs a pod

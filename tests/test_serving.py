@@ -281,3 +281,64 @@ def test_the_readmes_requirements_name_every_image_the_tool_adds():  # type: ign
     assert named == {c.PICKER_IMAGE, c.PD_SIDECAR_IMAGE}
     for image in named:
         assert f"`{image}`" in requirements, image
+
+
+# vLLM v0.23.0 vllm/engine/arg_utils.py (--nnodes, --node-rank, --master-addr: the mp backend across nodes, since
+# v0.11.1) and vllm/entrypoints/cli/serve.py (--headless starts no API server); SGLang 0.5's server args
+# (--nnodes, --node-rank, --dist-init-addr). Each pod of a gang must be told all three, or it starts alone.
+GANG_FLAGS = {"vllm": ("--nnodes", "--node-rank", "--master-addr"), "sglang": ("--nnodes", "--node-rank", "--dist-init-addr")}
+SIZES = {"vllm": ("--tensor-parallel-size", "--pipeline-parallel-size"), "sglang": ("--tp-size", "--pp-size")}
+
+
+def _user_wired(words: list[str]) -> bool:
+    """A gang its own script joins (Ray), or whose data-parallel ranks the user wrote: its flags are the user's."""
+    return flag(words, "--distributed-executor-backend") == "ray" or any(w.startswith("--data-parallel") for w in words)
+
+
+@CASES
+def test_every_pod_of_a_gang_is_told_the_gang_it_belongs_to(case):  # type: ignore[no-untyped-def]
+    for lws, pod in engine_pods(rendered(case)):
+        size = lws["spec"]["leaderWorkerTemplate"]["size"]
+        engine = engine_of(pod)
+        words = argv(engine)
+        if size == 1 or not runs_model_server(engine) or _user_wired(words):
+            continue
+        kind = engine_kind(engine)
+        nnodes, rank, leader = (flag(words, name) for name in GANG_FLAGS[kind])
+        assert nnodes == str(size), (case, words)
+        # The rank and the leader come from the LeaderWorkerSet's own env, first in the container's env.
+        assert rank == "$(MODELPLANE_RANK)" and leader is not None and leader.startswith("$(MODELPLANE_LEADER_ADDRESS)"), words
+        env = {e["name"]: e.get("value") for e in engine["env"]}
+        assert env["MODELPLANE_RANK"] == "$(LWS_WORKER_INDEX)" and env["MODELPLANE_LEADER_ADDRESS"] == "$(LWS_LEADER_ADDRESS)"
+        if kind == "vllm":
+            assert ("--headless" in words) == (not serves(pod)), (case, words)
+
+
+@CASES
+def test_the_pods_of_a_gang_share_its_parallel_sizes(case):  # type: ignore[no-untyped-def]
+    for lws in by_kind(rendered(case), "LeaderWorkerSet"):
+        engines = [engine_of(pod) for _, pod in pod_templates(lws)]
+        if len(engines) < 2 or not all(runs_model_server(e) for e in engines) or any(_user_wired(argv(e)) for e in engines):
+            continue
+        kind = engine_kind(engines[0])
+        sizes = {tuple(flag(argv(e), name) or "1" for name in SIZES[kind]) for e in engines}
+        assert len(sizes) == 1, (case, sizes)
+
+
+@CASES
+def test_no_engine_uses_more_gpus_than_its_pod_claims(case):  # type: ignore[no-untyped-def]
+    objects = rendered(case)
+    claims = {o["metadata"]["name"]: o for o in by_kind(objects, "ResourceClaimTemplate")}
+    for lws, pod in engine_pods(objects):
+        engine = engine_of(pod)
+        words = argv(engine)
+        if not runs_model_server(engine) or any(w.startswith("--data-parallel") for w in words):
+            continue
+        gpus = sum(
+            r["exactly"]["count"]
+            for claim in pod["spec"].get("resourceClaims", [])
+            for r in claims[claim["resourceClaimTemplateName"]]["spec"]["spec"]["devices"]["requests"]
+            if r["exactly"]["deviceClassName"].startswith("gpu.")
+        )
+        tensor, pipeline = (int(flag(words, name) or 1) for name in SIZES[engine_kind(engine)])
+        assert gpus == 0 or tensor * pipeline <= gpus * lws["spec"]["leaderWorkerTemplate"]["size"], (case, words, gpus)

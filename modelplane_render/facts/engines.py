@@ -9,13 +9,14 @@ and what one member is told, is resolved once from these facts by facts.registry
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import constants as c
 from ..model import Container
 from .flags import find_flag, small_decimal
+from .gangs import SGLANG_PARALLEL, VLLM_PARALLEL, ParallelFlags, Wiring, sglang_gang, vllm_gang
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,9 @@ class EngineFacts:
     metrics_flag: Optional[str]
     # How long one /health answer may take: SGLang's generates a token, with its own 20 s limit.
     health_timeout_seconds: int
+    # Its parallel-size flags, and what a member of a multi-node gang is told (facts.gangs).
+    parallel_flags: ParallelFlags
+    join_gang: Callable[[Sequence[str], str, int, Sequence[str]], Wiring]
     # (flag or env name, the engine release that introduced it) for what we add, where an image's
     # version must be checked against it. Empty today: every flag and env above is older than the
     # engine versions the fixtures run; the serving work (issue 30) dates each flag it adds here.
@@ -97,6 +101,8 @@ VLLM = EngineFacts(
     # vllm/entrypoints/serve/instrumentator/health.py: asks the engine core, 503 once it is dead.
     # The 1 s default flaps on a busy engine whose /health shares the event loop with inference.
     health_timeout_seconds=5,
+    parallel_flags=VLLM_PARALLEL,
+    join_gang=vllm_gang,
 )
 
 # python/sglang/srt/server_args.py: --host 127.0.0.1 and --port 30000 by default (a pod that sets
@@ -123,6 +129,8 @@ SGLANG = EngineFacts(
     metrics_flag="--enable-metrics",
     # srt/entrypoints/http_server.py: /health runs a one-token generation (SGLANG_HEALTH_CHECK_TIMEOUT, 20 s).
     health_timeout_seconds=25,
+    parallel_flags=SGLANG_PARALLEL,
+    join_gang=sglang_gang,
 )
 
 # A command that starts one of these runs a shell string: the engine's flags are inside it, where

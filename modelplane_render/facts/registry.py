@@ -18,6 +18,7 @@ from .. import constants as c
 from ..model import Container, Engine, EngineMember, ModelReplica
 from .engines import SGLANG, VLLM, EngineFacts, EnvFact, args_reach_engine, block_size, needs_model_flag
 from .flags import find_flag, has_flag, small_decimal
+from .gangs import Refusal, accelerators, per_pod
 
 # In the order recognise() asks them: an earlier entry wins when a container shows the marks of two.
 ENGINES: tuple[EngineFacts, ...] = (VLLM, SGLANG)
@@ -79,6 +80,8 @@ class EngineRecord:
     env: tuple[EnvFact, ...]
     leading_args: tuple[str, ...]
     trailing_args: tuple[str, ...]
+    # What of its args can't serve as written, and why (validation reports each at its place in the container).
+    refusals: tuple[Refusal, ...] = ()
 
     @property
     def serving(self) -> bool:
@@ -138,9 +141,17 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         if port is None or not 1 <= port <= 65535:
             port = None
     workers = engine.member("Worker")
+    gang_size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
     reach = args_reach_engine(container)
     leading: tuple[str, ...] = ()
     trailing = _flags(facts, args, ours) if member.role in SERVING_POSITIONS and reach else []
+    refusals: list[Refusal] = []
+    if reach and member.role in ("Leader", "Worker"):
+        wiring = facts.join_gang(args, member.role, gang_size, _leader_args(engine))
+        trailing += wiring.added
+        refusals += wiring.refusals
+    if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
+        refusals += _size_refusals(facts, member, args, trailing, gang_size)
     if replica.spec.model_cache_ref and needs_model_flag(facts, container):
         # Without it vLLM silently serves its default model instead of the cache. vLLM takes
         # it first and positional (`vllm serve MODEL`): its --model is deprecated.
@@ -156,7 +167,7 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         container_index=index,
         container=container,
         position=member.role,
-        gang_size=1 + (workers.worker.nodes if workers and workers.worker else 0),
+        gang_size=gang_size,
         pd_role=pd_role,
         port=port,
         port_arg=port_arg,
@@ -166,7 +177,39 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         env=env,
         leading_args=leading,
         trailing_args=tuple(trailing),
+        refusals=tuple(refusals),
     )
+
+
+def _leader_args(engine: Engine) -> list[str]:
+    """The args of the engine's Leader's engine container (the sizes every pod of its gang shares)."""
+    leader = engine.member("Leader")
+    if leader is None:
+        return []
+    return next((ct.args or [] for ct in leader.template.spec.containers if ct.name == c.ENGINE_CONTAINER), [])
+
+
+def _size_refusals(facts: EngineFacts, member: EngineMember, args: list[str], added: list[str], gang_size: int) -> list[Refusal]:
+    """The engine's parallel sizes against the accelerators a pod claims: more than it claims stops the engine at
+    its start (vLLM's world-size check; SGLang's CUDA device index), so a pod would crash-loop. Fewer is not
+    refused: the engine runs on the first devices it sees, and the rest sit idle. None claimed: nothing to hold
+    them to (an engine that claims its GPUs outside DRA)."""
+    claimed = accelerators(member)
+    if not claimed:
+        return []
+    need, how = per_pod([*args, *added], facts.parallel_flags, gang_size)
+    if not how or (need is not None and need <= claimed):
+        return []
+    tensor = find_flag(args, *facts.parallel_flags.tensor)
+    where: tuple[object, ...] = ("args", tensor[0]) if tensor is not None else ("args",)
+    uses = f"uses {need} GPUs a pod" if need is not None else "is not a whole number of GPUs a pod"
+    return [
+        (
+            where,
+            f"{how} {uses}, but each pod of this member claims {claimed} (its deviceRequests of a gpu.* DeviceClass): "
+            "the engine stops at its start; claim as many as the sizes use, or lower the sizes",
+        )
+    ]
 
 
 def _our_port(facts: EngineFacts, pd_role: Optional[str]) -> int:

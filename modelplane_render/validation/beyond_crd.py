@@ -82,6 +82,7 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     resolved = resolve_replica(replica)
     errors.extend(_check_ports(replica, resolved, document))
     errors.extend(_check_engine_commands(resolved, document))
+    errors.extend(_engine_refusals(resolved, document))
     errors.extend(_check_picker(replica, document))
     return errors
 
@@ -126,6 +127,15 @@ def _check_engine_commands(resolved: ResolvedReplica, document: Document) -> Ite
                     f"{facts.name}'s images start no server by themselves: set the engine's command, "
                     f"e.g. [{', '.join(facts.server_command)}]",
                 )
+
+
+def _engine_refusals(resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
+    """What each member's engine can't run as written (facts.registry: a gang it can't join, sizes its devices don't fit)."""
+    for i, records in enumerate(resolved.records):
+        for j, record in enumerate(records):
+            cpath: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index)
+            for where, message in record.refusals:
+                yield document.error(cpath + tuple(where), message)  # type: ignore[arg-type]
 
 
 def _port_owner(container: Container) -> str:
