@@ -86,16 +86,31 @@ def test_the_engine_is_recognised_by_its_command_then_its_image(container, engin
     assert recognise(from_validated(Container, {"name": "engine", **container})) is engine
 
 
+# vLLM's NixlConnector, the transfer the pd-sidecar's nixlv2 protocol drives, on each side of the pair.
+PRODUCER = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_producer"}'
+CONSUMER = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_consumer"}'
+
+
 @pytest.mark.parametrize(
     "container,phase,pd,added",
     [
         ({"image": "vllm/vllm-openai"}, None, False, []),
-        ({"image": "vllm/vllm-openai"}, "Decode", True, ["--port=8001"]),
-        ({"image": "vllm/vllm-openai", "args": ["--port=9000"]}, "Decode", True, []),
-        ({"image": "vllm/vllm-openai"}, "Prefill", True, []),
+        ({"image": "vllm/vllm-openai"}, "Decode", True, ["--port=8001", CONSUMER]),
+        ({"image": "vllm/vllm-openai", "args": ["--port=9000"]}, "Decode", True, [CONSUMER]),
+        ({"image": "vllm/vllm-openai"}, "Prefill", True, [PRODUCER]),
         ({"image": "x", "command": ["sglang", "serve"]}, None, False, ["--host=0.0.0.0", "--enable-metrics"]),
-        ({"image": "x", "command": ["sglang", "serve"]}, "Prefill", True, ["--port=8000", "--host=0.0.0.0", "--enable-metrics"]),
-        ({"image": "x", "command": ["sglang", "serve"]}, "Decode", True, ["--host=0.0.0.0", "--enable-metrics"]),
+        (
+            {"image": "x", "command": ["sglang", "serve"]},
+            "Prefill",
+            True,
+            ["--port=8000", "--host=0.0.0.0", "--enable-metrics", "--disaggregation-mode=prefill"],
+        ),
+        (
+            {"image": "x", "command": ["sglang", "serve"]},
+            "Decode",
+            True,
+            ["--host=0.0.0.0", "--enable-metrics", "--disaggregation-mode=decode"],
+        ),
         ({"image": "x", "command": ["sglang", "serve"], "args": ["--host", "::", "--enable-metrics"]}, None, False, []),
         # A shell string's flags are neither read nor added to: the args would be the shell's $0, $1...
         ({"image": "x", "command": ["sh", "-c", "exec python3 -m sglang.launch_server"]}, None, False, []),

@@ -14,6 +14,7 @@ taught to this file by hand.
 
 from __future__ import annotations
 
+import json
 import shlex
 from typing import Any, Optional
 
@@ -342,3 +343,30 @@ def test_no_engine_uses_more_gpus_than_its_pod_claims(case):  # type: ignore[no-
         )
         tensor, pipeline = (int(flag(words, name) or 1) for name in SIZES[engine_kind(engine)])
         assert gpus == 0 or tensor * pipeline <= gpus * lws["spec"]["leaderWorkerTemplate"]["size"], (case, words, gpus)
+
+
+# llm-d-router v0.9.0 pkg/sidecar/proxy: nixlv2 hands prefill's kv_transfer_params to decode, which only vLLM's
+# NixlConnector returns (connector_nixlv2.go); sglang adds a bootstrap host, port and room, which SGLang answers
+# only under --disaggregation-mode. vllm/config/kv_transfer.py: a producer sends KV blocks, a consumer takes them.
+SIDECAR_TRANSFER = {"nixlv2": "NixlConnector", "shared-storage": "SharedStorageConnector"}
+KV_ROLES = {"prefill": ("kv_producer", "kv_both"), "decode": ("kv_consumer", "kv_both")}
+
+
+@CASES
+def test_prefill_decode_engines_move_kv_blocks_the_way_the_sidecar_drives(case):  # type: ignore[no-untyped-def]
+    pods = [pod for _, pod in engine_pods(rendered(case))]
+    sidecars = [s for s in map(sidecar_of, pods) if s]
+    if not sidecars:
+        return
+    protocol = flag(sidecars[0]["args"], "--kv-connector")
+    for pod in pods:
+        role, engine = pod["metadata"]["labels"].get("llm-d.ai/role"), engine_of(pod)
+        words = argv(engine)
+        if role is None or not runs_model_server(engine):
+            continue
+        if engine_kind(engine) == "vllm":
+            config = json.loads(flag(words, "--kv-transfer-config") or "{}")
+            assert config.get("kv_connector") == SIDECAR_TRANSFER.get(str(protocol)), (case, protocol, config)
+            assert config.get("kv_role") in KV_ROLES[role], (case, role, config)
+        else:
+            assert protocol == "sglang" and flag(words, "--disaggregation-mode") == role, (case, words)

@@ -17,6 +17,7 @@ from .. import constants as c
 from ..model import Container
 from .flags import find_flag, small_decimal
 from .gangs import SGLANG_PARALLEL, VLLM_PARALLEL, ParallelFlags, Wiring, sglang_gang, vllm_gang
+from .kv_transfer import sglang_side, vllm_side
 
 
 @dataclass(frozen=True)
@@ -53,8 +54,9 @@ class EngineFacts:
     positional_model: bool
     block_size_flags: tuple[str, ...]
     default_block_size: int
-    # The pd-sidecar's --kv-connector for this engine's prefill/decode pair.
-    pd_connector: str
+    # What each engine of a prefill/decode pair is told of the KV transfer, and the pd-sidecar protocol
+    # that drives it (facts.kv_transfer); None: refused.
+    kv_side: Callable[[Sequence[str], str], tuple[Wiring, Optional[str]]]
     # What every member of a prefill/decode engine is told in its env, for the KV transfer.
     pd_env: tuple[EnvFact, ...]
     # Whether the container's image runs the model server when it has no `command`, and what does.
@@ -88,7 +90,7 @@ VLLM = EngineFacts(
     positional_model=True,
     block_size_flags=("--block-size",),
     default_block_size=16,
-    pd_connector="nixlv2",
+    kv_side=vllm_side,
     # vllm/envs.py: the NIXL connector's side channel listens on this host and port; localhost by
     # default, which the other pod of the pair can't reach.
     pd_env=(
@@ -120,7 +122,7 @@ SGLANG = EngineFacts(
     positional_model=False,
     block_size_flags=("--page-size",),
     default_block_size=1,
-    pd_connector="sglang",
+    kv_side=sglang_side,
     pd_env=(),
     image_serves=False,
     # python/sglang/launch_server.py: still supported; `sglang serve` is the newer spelling.

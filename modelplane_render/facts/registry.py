@@ -67,6 +67,8 @@ class EngineRecord:
     gang_size: int
     # "prefill" or "decode" under PrefillDecode (the llm-d.ai/role label's value), else None.
     pd_role: Optional[str]
+    # The pd-sidecar protocol its KV transfer speaks (facts.kv_transfer); None: not prefill/decode, or refused.
+    pd_connector: Optional[str]
     # The port it binds: the user's --port, else ours. None: a --port that is not a port number.
     port: Optional[int]
     # Where in the container's args --port's value is (None: the user set no --port, we chose the port).
@@ -150,6 +152,13 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         wiring = facts.join_gang(args, member.role, gang_size, _leader_args(engine))
         trailing += wiring.added
         refusals += wiring.refusals
+    connector = None
+    if pd_role and reach:
+        side, connector = facts.kv_side(args, pd_role)
+        trailing += side.added
+        refusals += side.refusals
+    elif pd_role:  # a shell's flags are its own: the engine's own transfer, as we would have told it
+        connector = facts.kv_side([], pd_role)[1]
     if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
         refusals += _size_refusals(facts, member, args, trailing, gang_size)
     if replica.spec.model_cache_ref and needs_model_flag(facts, container):
@@ -169,6 +178,7 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         position=member.role,
         gang_size=gang_size,
         pd_role=pd_role,
+        pd_connector=connector,
         port=port,
         port_arg=port_arg,
         our_port=ours,

@@ -101,7 +101,7 @@ def _pd_sidecar(record: EngineRecord) -> dict[str, Any]:
         "image": c.PD_SIDECAR_IMAGE,
         "restartPolicy": "Always",
         # Plain HTTP inside the pod, as llm-d's guides run it: the gateway's hop is the picker's business.
-        "args": ["--secure-proxy=false", f"--kv-connector={record.engine.pd_connector}", f"--vllm-port={record.port}"],
+        "args": ["--secure-proxy=false", f"--kv-connector={record.pd_connector}", f"--vllm-port={record.port}"],
         "env": [],
         "ports": [{"name": c.PD_SIDECAR_PORT_NAME, "containerPort": c.PD_SIDECAR_PORT, "protocol": "TCP"}],
         "probes": {"readinessProbe": _probe(c.PD_SIDECAR_PORT, c.PD_SIDECAR_PROBE_TIMEOUT_SECONDS)},

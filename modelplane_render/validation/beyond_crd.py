@@ -83,6 +83,7 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     errors.extend(_check_ports(replica, resolved, document))
     errors.extend(_check_engine_commands(resolved, document))
     errors.extend(_engine_refusals(resolved, document))
+    errors.extend(_check_kv_transfer(resolved, document))
     errors.extend(_check_picker(replica, document))
     return errors
 
@@ -136,6 +137,21 @@ def _engine_refusals(resolved: ResolvedReplica, document: Document) -> Iterator[
             cpath: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index)
             for where, message in record.refusals:
                 yield document.error(cpath + tuple(where), message)  # type: ignore[arg-type]
+
+
+def _check_kv_transfer(resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
+    """The prefill and decode engines must move KV blocks one way: the pd-sidecar speaks one protocol to both."""
+    if not resolved.prefill_decode:
+        return
+    sides = [(i, r) for i, records in enumerate(resolved.records) for r in records if r.serving and r.pd_connector]
+    decode = next((r.pd_connector for _, r in sides if r.pd_role == "decode"), None)
+    for i, record in sides:
+        if record.pd_role == "prefill" and decode and record.pd_connector != decode:
+            yield document.error(
+                ("spec", "engines", i),
+                f"the prefill engine's KV transfer speaks {record.pd_connector}, the decode engine's {decode}: "
+                "the pd-sidecar in front of decode drives one protocol for both; give both engines one connector",
+            )
 
 
 def _port_owner(container: Container) -> str:
