@@ -33,6 +33,9 @@ QUALIFIED_NAME = re.compile(
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?\Z"
 )
 DNS_SUBDOMAIN_MAX = 253
+# A resource.Quantity as the API server reads one (apimachinery's quantity.go: a number, then a binary
+# or decimal suffix or an exponent), e.g. 500m, 2, 16Gi, 1e3.
+QUANTITY = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\Z")
 
 
 def is_qualified_name(value: str) -> bool:

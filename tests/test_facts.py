@@ -77,6 +77,11 @@ def _record(container: dict[str, Any], phase: Optional[str] = None, pd: bool = F
         ({"image": "x", "command": ["python3", "-m", "sglang.launch_server"]}, SGLANG),
         ({"image": "x", "command": ["sglang", "serve"]}, SGLANG),
         ({"image": "x", "command": ["/bin/sh", "-c", "exec python3 -m sglang.launch_server --port 30000"]}, SGLANG),
+        # The program named in the args after an interpreter, or in a script given as the args.
+        ({"image": "x", "command": ["python3"], "args": ["-m", "sglang.launch_server", "--port", "30000"]}, SGLANG),
+        ({"image": "x", "command": ["sh", "-c"], "args": ["ulimit -n 65536 && exec sglang serve --model-path m"]}, SGLANG),
+        # A word in a flag's value names no program.
+        ({"image": "x", "command": ["vllm", "serve"], "args": ["--served-model-name=sglang"]}, VLLM),
         # The command decides before the image: vLLM in an image whose name says sglang is vLLM.
         ({"image": "lmsysorg/sglang:v0.5.12", "command": ["vllm", "serve"]}, VLLM),
         ({"image": "lmsysorg/sglang-tools:1", "command": ["ray", "start"]}, VLLM),
@@ -178,6 +183,8 @@ FIXTURE_MEMBERS: dict[tuple[str, str, str, str], tuple[str, int, bool, Optional[
     ("sglang-prefill-decode", "gpt-oss-gke-h100-0", "gpt-oss-prefill", "Standalone"): ("sglang", 8000, False, "prefill", 1),
     ("sglang-prefill-decode", "gpt-oss-gke-h100-0", "gpt-oss-decode", "Standalone"): ("sglang", 30000, False, "decode", 1),
     ("sidecar-with-ports-and-probe", "gemma-gke-l4-0", "gemma", "Standalone"): ("vllm", 8080, True, None, 1),
+    # The port its script gives (read, not a flag of ours: user_port is about args).
+    ("sglang-started-by-a-shell-script", "qwen3-32b-gke-h100-0", "qwen3-32b", "Standalone"): ("sglang", 30000, False, None, 1),
     ("single-gpu-standalone", "qwen3-8b-eks-l4-0", "qwen3-8b", "Standalone"): ("vllm", 8000, False, None, 1),
 }
 
@@ -224,12 +231,12 @@ def test_the_registry_holds_vllm_first_as_the_default_and_sglang():  # type: ign
     assert ENGINES[:2] == (VLLM, SGLANG) and DEFAULT_ENGINE is VLLM
     assert len({f.engine_type for f in ENGINES}) == len(ENGINES)
     # An entry other than the default that shows no mark could never be recognised.
-    assert all(f.command_marks and f.image_marks for f in ENGINES if f is not DEFAULT_ENGINE)
+    assert all(f.program_marks and f.image_marks for f in ENGINES if f is not DEFAULT_ENGINE)
 
 
 def test_a_new_engine_is_an_entry_in_the_registry(monkeypatch):  # type: ignore[no-untyped-def]
     """What issue 23 promises: an engine is added in facts/ alone, and the record then carries all of it."""
-    fake = replace(SGLANG, name="Fake", engine_type="fake", command_marks=("fake-serve",), image_marks=("fake",), default_port=9000)
+    fake = replace(SGLANG, name="Fake", engine_type="fake", program_marks=("fake-serve",), image_marks=("fake",), default_port=9000)
     monkeypatch.setattr(registry, "ENGINES", (*ENGINES, fake))
     assert recognise(from_validated(Container, {"name": "engine", "image": "example.com/fake:1"})) is fake
     record = _record({"image": "x", "command": ["fake-serve"]})
@@ -325,3 +332,36 @@ def test_the_gpus_an_engines_sizes_use_a_pod() -> None:
     assert per_pod(["--data-parallel-size=16", "--data-parallel-size-local=8"], VLLM_PARALLEL, 2)[0] == 8
     assert per_pod(["--tp-size=16", "--dp-size=2"], SGLANG_PARALLEL, 2)[0] == 8  # SGLang's dp splits its tp
     assert per_pod(["--tensor-parallel-size=3"], VLLM_PARALLEL, 2)[0] is None  # not a whole number of GPUs a pod
+
+
+@pytest.mark.parametrize(
+    "image,version",
+    [
+        ("vllm/vllm-openai:v0.23.0", (0, 23, 0)),
+        ("docker.io/vllm/vllm-openai:0.11.1", (0, 11, 1)),
+        ("registry.example.com:5000/mirror/vllm/vllm-openai:v0.16.0", (0, 16, 0)),
+        ("vllm/vllm-openai:latest", None),
+        ("vllm/vllm-openai@sha256:" + "a" * 64, None),
+        ("ghcr.io/llm-d/llm-d-cuda:v0.4.0", None),  # llm-d's tag is llm-d's release, not vLLM's
+        ("registry.example.com:5000/vllm-openai", None),
+    ],
+)
+def test_an_images_tag_says_its_engine_release_only_for_the_engines_own_images(image: str, version: object) -> None:
+    from modelplane_render.facts.versions import image_version
+
+    assert image_version(image, VLLM.release_images) == version
+    assert image_version("lmsysorg/sglang:v0.5.12.post1-cu129", SGLANG.release_images) == (0, 5, 12)
+
+
+@pytest.mark.parametrize(
+    "image,quiet,refused",
+    [
+        ("vllm/vllm-openai:v0.23.0", True, False),
+        ("vllm/vllm-openai:v0.12.0", False, False),  # too old to be quieter: left out, not refused
+        ("ghcr.io/llm-d/llm-d-cuda:v0.4.0", False, False),  # a release we can't read: only what the shape needs
+    ],
+)
+def test_a_flag_that_only_improves_is_added_only_for_a_release_known_to_have_it(image: str, quiet: bool, refused: bool) -> None:
+    record = _record({"image": image}, None, False)
+    assert ("--disable-access-log-for-endpoints=/health,/metrics" in record.trailing_args) is quiet
+    assert bool(record.refusals) is refused

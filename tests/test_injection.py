@@ -114,7 +114,9 @@ def check_values_come_out_exactly(directory, values: list[str]) -> None:  # type
     (lws,) = [o for o in objects if o["kind"] == "LeaderWorkerSet"]
     pod = lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]
     (engine,) = [c for c in pod["containers"] if c["name"] == "engine"]
-    assert engine["args"][-len(values) :] == values
+    # The user's args as given, then the flags we add (none of which is one of theirs).
+    given = len(REPLICA["spec"]["engines"][0]["members"][0]["template"]["spec"]["containers"][0].get("args", []))
+    assert engine["args"][given : given + len(values)] == values
     env = {e["name"]: e.get("value") for e in engine["env"]}
     assert [env[f"V{i}"] for i in range(len(values))] == values
     (config,) = [o for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"] == "payloads"]

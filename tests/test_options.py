@@ -68,6 +68,7 @@ def test_the_render_cache_keys_every_render_setting() -> None:
         "picker_plaintext": True,
         "node_pool_label": "x/y",
         "tolerations": (),
+        "picker_requests": (),
         "autoscaled": True,
         "service_account": "reader",
         "priority_class": "high",

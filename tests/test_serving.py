@@ -65,7 +65,9 @@ def argv(container: dict[str, Any]) -> list[str]:
 
 
 def engine_kind(container: dict[str, Any]) -> str:
-    words = " ".join(container.get("command") or [])
+    """SGLang when its command, or the args after it (an interpreter's, a shell's script), name it; else by image."""
+    command = container.get("command") or []
+    words = " ".join(command + (container.get("args") or []) if command else [])
     return "sglang" if "sglang" in (words or container["image"].split("/")[-1]) else "vllm"
 
 
@@ -370,3 +372,13 @@ def test_prefill_decode_engines_move_kv_blocks_the_way_the_sidecar_drives(case):
             assert config.get("kv_role") in KV_ROLES[role], (case, role, config)
         else:
             assert protocol == "sglang" and flag(words, "--disaggregation-mode") == role, (case, words)
+
+
+@CASES
+def test_the_picker_prints_no_trace_spans_and_requests_what_it_runs_on(case):  # type: ignore[no-untyped-def]
+    """llm-d-router v0.9.0 pkg/epp/server/options.go: --tracing defaults to true, exporting spans to stdout with no collector."""
+    for deployment in by_kind(rendered(case), "Deployment"):
+        (picker,) = deployment["spec"]["template"]["spec"]["containers"]
+        tracing = [a for a in picker["args"] if a.startswith("--tracing")]
+        assert tracing[-1:] == ["--tracing=false"] or len(tracing) > 1, (case, tracing)
+        assert picker["resources"].get("requests"), case  # never BestEffort: first evicted under pressure

@@ -50,10 +50,11 @@ BEYOND_CRD = "beyond-crd"
 # source line it points at, as a regex; how many texts of the corpus; why we refuse it).
 REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
     BEYOND_CRD: (
-        "", "", 58,
+        "", "", 114,
         "our checks beyond the CRD (validation/beyond_crd.py, the DRA selectors, a replica defined twice in a file): a name "
         "must fit the objects rendered from it (a device request names a claim's request, nodePoolName becomes a label "
-        "value, an engine's name a LeaderWorkerSet's), ports and engine flags must be ones the output can serve, a "
+        "value, an engine's name a LeaderWorkerSet's), ports and engine flags must be ones the output can serve (a gang's "
+        "size, parallel sizes within the GPUs a pod claims, a prefill/decode side), a "
         "selector must compile as the server compiles a claim template's. The server takes the replica; its output "
         "would not apply, or not work",
     ),
@@ -67,27 +68,27 @@ REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
         "labels and annotations are copied onto every object it renders, so we ask for '' written out",
     ),
     "tag-beyond-core": (
-        r": YAML tag \S+ is not allowed", "", 13,
+        r": YAML tag \S+ is not allowed", "", 11,
         "go-yaml reads a tag it does not know (`!custom x`) as the text beside it, decodes !!binary's base64 and hands "
         "!!timestamp to JSON as text; we refuse a tag that says its author meant another type than the field's",
     ),
     "non-specific-tag": (
-        r": must be a string: \S+ reads as (the boolean|the number|null)", r"(^|[\s\[,-])! ", 3,
+        r": must be a string: \S+ reads as (the boolean|the number|null)", r"(^|[\s\[,-])! ", 4,
         "`! y`: libyaml resolves a scalar with the non-specific tag `!` as a plain one (the boolean true), go-yaml keeps "
         "the text; PyYAML's libyaml binding resolves it before we could see the `!`",
     ),
     "escape-beyond-libyaml": (
-        r"^\.: YAML syntax: found unknown escape character", "", 3,
+        r"^\.: YAML syntax: found unknown escape character", "", 5,
         "go-yaml v2 reads `\\'` in a double-quoted scalar as a quote; libyaml (and YAML itself) know no such escape",
     ),
     "directive-after-document-end": (
-        r"^\.: a %YAML or %TAG directive", "", 5,
+        r"^\.: a %YAML or %TAG directive", "", 4,
         "a directive after `...` in the middle of a file: kubectl's splitter leaves it at the end of the piece before, "
         "where go-yaml has stopped reading, so it applies to nothing; a directive before a document's `---` breaks "
         "kubectl, and we refuse every directive",
     ),
     "second-bom": (
-        r"^\.: a second byte-order mark", "", 4,
+        r"^\.: a second byte-order mark", "", 6,
         "kubectl create -f drops two (its file reader one, go-yaml the next); the API server given the text reads the "
         "second as text before the first key, and so would any reader without kubectl's BOM override",
     ),
@@ -96,13 +97,8 @@ REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
         "in the picker's free-form config go-yaml reads it as a uint64 or float64 and the server keeps a float64, so the "
         "picker would be given another number; we refuse it: write a string",
     ),
-    "infinite-key": (
-        r": \.(inf|nan|Inf|NaN|INF|NAN) reads as (infinity|not-a-number)", "", 1,
-        "`.inf:` as a key: sigs.k8s.io/yaml writes go-yaml's float key as the text +Inf; we refuse .inf and .nan keys "
-        "as we refuse those values (quote it for text)",
-    ),
     "merge-key": (
-        r": YAML merge keys \(<<\) are not supported", "", 68,
+        r": YAML merge keys \(<<\) are not supported", "", 74,
         "go-yaml v2 merges `<<: *anchor` into the mapping; we ask for the keys written out, so a reader sees every field "
         "where it is",
     ),

@@ -17,7 +17,8 @@ from ..errors import EXIT_DIFFERS, EXIT_OK, UsageError
 from ..frontends.diff.compare import compare
 from ..frontends.diff.report import format_markdown_per_cluster, format_text_per_cluster
 from ..frontends.diff.sides import BaseRenderer, render_pairs
-from ..options import LIST, command_settings, parse_cluster
+from ..options import LIST, command_settings
+from ..options.parsers import parse_cluster
 from . import writer
 from .arguments import add_render_options, given_flags, options_from_args
 from .kustomized import refuse_render_flags

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Optional
 
+from .. import names
 from .environment import DEVICE, DEVICE_FIELDS, new_environment
 
 # k8s.io/api resource/v1 CELSelectorExpressionMaxLength: len() of a Go string, so bytes of UTF-8.
@@ -54,7 +55,7 @@ _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)
 # RE2 syntax Python's re does not know: a pattern using it is left to the API server.
 _RE2_ONLY = ("\\p", "\\P", "\\Q", "\\E", "\\z", "\\C", "\\x{", "(?U", "[[:")
 # What k8s.io/apimachinery's resource.ParseQuantity reads (its quantity.go: sign, number, suffix).
-_QUANTITY_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[KMGTPE]i|[numkMGTPE]|[eE][+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+))?\Z")
+_QUANTITY_TEXT = names.QUANTITY
 # Semantic versions as the API server's semver() reads them (blang/semver v4, strict).
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"

@@ -8,7 +8,6 @@ and what one member is told, is resolved once from these facts by facts.registry
 
 from __future__ import annotations
 
-import posixpath
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Optional
@@ -18,6 +17,7 @@ from ..model import Container
 from .flags import find_flag, small_decimal
 from .gangs import SGLANG_PARALLEL, VLLM_PARALLEL, ParallelFlags, Wiring, sglang_gang, vllm_gang
 from .kv_transfer import sglang_side, vllm_side
+from .shells import is_shell
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,10 @@ class EngineFacts:
     name: str
     # The value of the picker's llm-d.ai/engine-type pod label, which chooses the metric names it scrapes.
     engine_type: str
-    # How a container is recognised as this engine (facts.registry.recognise): a word in its command
-    # that contains one of command_marks, or, with no command, an image repository that contains one
-    # of image_marks. The registry's default engine needs none.
-    command_marks: tuple[str, ...]
+    # How a container is recognised as this engine (facts.registry.recognise): its program named in its
+    # command, its args after an interpreter, or its shell script (program_marks: a word's basename, before
+    # the command's first flag), or, with no command, an image repository that contains one of image_marks.
+    program_marks: tuple[str, ...]
     image_marks: tuple[str, ...]
     default_port: int
     # None: the engine listens on every address unless told otherwise.
@@ -69,10 +69,14 @@ class EngineFacts:
     # Its parallel-size flags, and what a member of a multi-node gang is told (facts.gangs).
     parallel_flags: ParallelFlags
     join_gang: Callable[[Sequence[str], str, int, Sequence[str]], Wiring]
-    # (flag or env name, the engine release that introduced it) for what we add, where an image's
-    # version must be checked against it. Empty today: every flag and env above is older than the
-    # engine versions the fixtures run; the serving work (issue 30) dates each flag it adds here.
-    since: tuple[tuple[str, str], ...] = ()
+    # Flags a serving engine is told only to improve on its defaults (facts.versions: added only for a
+    # release known to have them).
+    quiet_flags: tuple[str, ...]
+    # The repositories whose image tags are this engine's releases (facts.versions.image_version).
+    release_images: tuple[str, ...]
+    # flag -> (the release that introduced it, whether the shape needs it), for each flag we add that is
+    # younger than the releases anyone still runs (facts.versions says what is done with each).
+    since: dict[str, tuple[str, bool]]
 
 
 # vllm/entrypoints/openai/cli_args.py (host None: every address; port 8000); vllm/engine/arg_utils.py
@@ -81,8 +85,9 @@ class EngineFacts:
 VLLM = EngineFacts(
     name="vLLM",
     engine_type="vllm",
-    # The registry's default: whatever names no other engine is vLLM (its images, llm-d's).
-    command_marks=(),
+    # `vllm serve`, `python3 -m vllm.entrypoints.openai.api_server`; and the registry's default: whatever
+    # names no other engine is vLLM (its images, llm-d's).
+    program_marks=("vllm", "vllm.entrypoints.openai.api_server"),
     image_marks=(),
     default_port=8000,
     default_host=None,
@@ -105,6 +110,20 @@ VLLM = EngineFacts(
     health_timeout_seconds=5,
     parallel_flags=VLLM_PARALLEL,
     join_gang=vllm_gang,
+    # vllm/entrypoints/openai/cli_args.py (v0.16.0 on): the probes ask /health every 10 s and the picker
+    # scrapes /metrics every 50 ms, each an access-log line otherwise (llm-d's guides and KServe set it too).
+    quiet_flags=("--disable-access-log-for-endpoints=/health,/metrics",),
+    release_images=("vllm/vllm-openai",),
+    since={
+        # vllm/engine/arg_utils.py: the mp backend across nodes, and --headless for it, from v0.11.1.
+        "--nnodes": ("0.11.1", True),
+        "--node-rank": ("0.11.1", True),
+        "--master-addr": ("0.11.1", True),
+        "--headless": ("0.11.1", True),
+        # vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py: the NixlConnector, from v0.9.0.
+        "--kv-transfer-config": ("0.9.0", True),
+        "--disable-access-log-for-endpoints": ("0.16.0", False),
+    },
 )
 
 # python/sglang/srt/server_args.py: --host 127.0.0.1 and --port 30000 by default (a pod that sets
@@ -113,8 +132,8 @@ VLLM = EngineFacts(
 SGLANG = EngineFacts(
     name="SGLang",
     engine_type="sglang",
-    # `python3 -m sglang.launch_server`, `sglang serve`, or a shell string holding either; lmsysorg/sglang.
-    command_marks=("sglang",),
+    # `python3 -m sglang.launch_server`, `sglang serve`, in a command, its args or a script; lmsysorg/sglang.
+    program_marks=("sglang", "sglang.launch_server"),
     image_marks=("sglang",),
     default_port=30000,
     default_host="127.0.0.1",
@@ -133,17 +152,16 @@ SGLANG = EngineFacts(
     health_timeout_seconds=25,
     parallel_flags=SGLANG_PARALLEL,
     join_gang=sglang_gang,
+    quiet_flags=(),
+    release_images=("lmsysorg/sglang",),
+    # python/sglang/srt/server_args.py: prefill/decode disaggregation from v0.4.5; the rest we add is older.
+    since={"--disaggregation-mode": ("0.4.5", True)},
 )
-
-# A command that starts one of these runs a shell string: the engine's flags are inside it, where
-# we neither read them nor can add to them.
-SHELLS = frozenset({"sh", "bash", "dash", "ash", "zsh"})
 
 
 def args_reach_engine(container: Container) -> bool:
     """Whether flags we add to `args` reach the engine's parser (not a shell's positional parameters)."""
-    command = container.command or []
-    return not command or posixpath.basename(command[0]) not in SHELLS
+    return not is_shell(container)
 
 
 def names_a_model(facts: EngineFacts, args: Sequence[str]) -> bool:

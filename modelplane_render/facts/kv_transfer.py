@@ -52,7 +52,10 @@ def vllm_side(args: Sequence[str], pd_role: str) -> tuple[Wiring, Optional[str]]
     if protocol is None:
         known = ", ".join(f"{name} ({speaks})" for name, speaks in VLLM_CONNECTORS.items())
         refusals.append(
-            (where, f"the pd-sidecar has no protocol for kv_connector {json.dumps(connector)}: it drives {known}; leave the flag out for NixlConnector")
+            (
+                where,
+                f"the pd-sidecar has no protocol for kv_connector {json.dumps(connector)}: it drives {known}; leave the flag out for NixlConnector",
+            )
         )
     if role not in VLLM_ROLES[pd_role]:
         refusals.append((where, f"the {pd_role} engine's kv_role must be {' or '.join(VLLM_ROLES[pd_role])}, not {json.dumps(role)}"))

@@ -22,6 +22,12 @@ PICKER_FLAGS = {
 }
 PICKER_ENV = ("NAMESPACE", "POD_NAME")
 
+# pkg/epp/server/options.go: --tracing is on by default, and with no OTEL_* env its exporter is the
+# console (telemetry.go: stdouttrace, pretty-printed): every sampled request's spans in the picker's log.
+# llm-d's chart writes --tracing=false unless tracing is configured; so do we, unless the replica's
+# picker args say --tracing themselves (with the OTEL_* env they give it).
+TRACING_FLAG = "--tracing"
+
 # cmd/epp/runner/health.go: with --ha-enable-leader-election the health server answers these two
 # services (and "" and the ext-proc service name) by its own rule: liveness while the process runs,
 # readiness only on the leader once its caches are synced. The ext-proc name,
@@ -73,6 +79,18 @@ def prefix_block_tokens(engine_block_size: int) -> int:
     """The blockSizeTokens that means what it says: the engine's block size, raised to the picker's floor."""
     return max(engine_block_size, MIN_PREFIX_BLOCK_TOKENS)
 
+
+# The scorers' weights. A config file replaces the loader's defaults (pkg/epp/config/loader/defaults.go:
+# queue 2, KV-cache utilization 2, prefix cache 3, what llm-d's chart writes in its default-plugins.yaml
+# and its inference-scheduling guide runs), so the file repeats them: the prefill profile of a
+# prefill/decode pair too. A decode engine gets requests whose prompt is already computed: its profile
+# scores the requests in flight and the prefix (llm-d's pd-disaggregation guide: active-request 2,
+# prefix cache 2). docs/design.md says where we depart from llm-d and why.
+QUEUE_WEIGHT = 2
+KV_CACHE_WEIGHT = 2
+PREFIX_WEIGHT = 3
+DECODE_ACTIVE_WEIGHT = 2
+DECODE_PREFIX_WEIGHT = 2
 
 # pkg/epp/config/loader/defaults.go names openai, anthropic and vllmhttp when a config names no
 # parser; a request body on a path none claims (/tokenize, /v1/score, /pooling) is then refused with

@@ -19,6 +19,9 @@ from ..model import Container, Engine, EngineMember, ModelReplica
 from .engines import SGLANG, VLLM, EngineFacts, EnvFact, args_reach_engine, block_size, needs_model_flag
 from .flags import find_flag, has_flag, small_decimal
 from .gangs import Refusal, accelerators, per_pod
+from .shells import program_words, script
+from .versions import image_version, shown
+from .versions import parse as parse_version
 
 # In the order recognise() asks them: an earlier entry wins when a container shows the marks of two.
 ENGINES: tuple[EngineFacts, ...] = (VLLM, SGLANG)
@@ -37,16 +40,16 @@ SERVING_POSITIONS = ("Standalone", "Leader")
 
 
 def recognise(container: Container) -> EngineFacts:
-    """The engine a container runs: the first of ENGINES whose mark its command or, lacking one, its image shows.
+    """The engine a container runs: the first of ENGINES whose program it starts, or, with no command, whose mark
+    its image shows.
 
-    The command decides first (`python3 -m sglang.launch_server`, `sglang serve`, or a shell string
-    holding either), then the image's repository (`lmsysorg/sglang`); anything else is the default
-    engine. Args are not read yet: an engine named only in them (`command: [python3]`, `args: [-m,
-    sglang.launch_server]`) is the serving issue's (issue 30).
+    The program is named in the command (`sglang serve`, `vllm serve`), in the args after an interpreter
+    (`command: [python3]`, `args: [-m, sglang.launch_server]`) or in a shell script (facts.shells); a
+    command that names none runs the default engine. With no command the image's entrypoint runs, and its
+    repository decides (`lmsysorg/sglang`); anything else is the default engine.
     """
     if container.command:
-        words = container.command
-        return next((f for f in ENGINES if any(mark in word for word in words for mark in f.command_marks)), DEFAULT_ENGINE)
+        return next((f for f in ENGINES if program_words(container, f.program_marks) is not None), DEFAULT_ENGINE)
     repository = container.image.split("@", 1)[0].rsplit("/", 1)[-1].split(":", 1)[0]
     return next((f for f in ENGINES if any(mark in repository for mark in f.image_marks)), DEFAULT_ENGINE)
 
@@ -136,18 +139,20 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
     ours = _our_port(facts, pd_role)
     port: Optional[int] = ours
     port_arg = None
+    reach = args_reach_engine(container)
+    refusals: list[Refusal] = []
     found = find_flag(args, "--port")
-    if found is not None:
+    if not reach:
+        port = _script_port(facts, container, member.role in SERVING_POSITIONS, refusals)
+    elif found is not None:
         port_arg = found[0]
         port = small_decimal(found[1])
         if port is None or not 1 <= port <= 65535:
             port = None
     workers = engine.member("Worker")
     gang_size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
-    reach = args_reach_engine(container)
     leading: tuple[str, ...] = ()
     trailing = _flags(facts, args, ours) if member.role in SERVING_POSITIONS and reach else []
-    refusals: list[Refusal] = []
     if reach and member.role in ("Leader", "Worker"):
         wiring = facts.join_gang(args, member.role, gang_size, _leader_args(engine))
         trailing += wiring.added
@@ -157,8 +162,9 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         side, connector = facts.kv_side(args, pd_role)
         trailing += side.added
         refusals += side.refusals
-    elif pd_role:  # a shell's flags are its own: the engine's own transfer, as we would have told it
-        connector = facts.kv_side([], pd_role)[1]
+    elif pd_role and member.role in SERVING_POSITIONS:
+        connector = _script_kv_side(facts, container, pd_role, refusals)
+    trailing = _in_release(facts, container.image, trailing, refusals)
     if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
         refusals += _size_refusals(facts, member, args, trailing, gang_size)
     if replica.spec.model_cache_ref and needs_model_flag(facts, container):
@@ -189,6 +195,87 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         trailing_args=tuple(trailing),
         refusals=tuple(refusals),
     )
+
+
+def _script_port(facts: EngineFacts, container: Container, serving: bool, refusals: list[Refusal]) -> Optional[int]:
+    """The port an engine a shell script starts binds: the one the script gives it, else its own default.
+
+    The script is read, never added to (facts.shells); what it leaves out that serving needs, or says in a
+    form we can't read, is refused with the flag to write.
+    """
+    if not serving:
+        return facts.default_port
+    words = program_words(container, facts.program_marks) or []
+    where = (script(container) or ("", ()))[1]
+    found = find_flag(words, "--port")
+    port = facts.default_port
+    if found is not None:
+        value = small_decimal(found[1])
+        if value is None or not 1 <= value <= 65535:
+            refusals.append(
+                (
+                    where,
+                    f"the script starts {facts.name} with --port {found[1]!r}, which modelplane-render can't read, and the "
+                    f"probes and the pool must know the port: write the number (--port=8001), or leave it out for {facts.default_port}",
+                )
+            )
+            return None
+        port = value
+    if facts.default_host is not None and find_flag(words, "--host") is None:
+        refusals.append(
+            (
+                where,
+                f"{facts.name} listens on {facts.default_host} unless told, out of the probes' and the pool's reach, and "
+                "modelplane-render adds nothing to a script: pass --host=0.0.0.0 in it",
+            )
+        )
+    if facts.metrics_flag is not None and not has_flag(words, facts.metrics_flag):
+        refusals.append(
+            (where, f"{facts.name} serves no metrics unless told, and the picker scores by them: pass {facts.metrics_flag} in the script")
+        )
+    return port
+
+
+def _script_kv_side(facts: EngineFacts, container: Container, pd_role: str, refusals: list[Refusal]) -> Optional[str]:
+    """A prefill/decode engine a script starts: its side of the KV transfer as the script gives it, which must be whole."""
+    words = program_words(container, facts.program_marks) or []
+    where = (script(container) or ("", ()))[1]
+    side, connector = facts.kv_side(words, pd_role)
+    refusals += [(where, message) for _, message in side.refusals]
+    if side.added:
+        refusals.append((where, f"the {pd_role} engine's script must say its side of the KV transfer: pass {' '.join(side.added)} in it"))
+        return None
+    return connector
+
+
+def _in_release(facts: EngineFacts, image: str, added: list[str], refusals: list[Refusal]) -> list[str]:
+    """The flags we add that the image's release has (facts.versions: what is done with the others)."""
+    version = image_version(image, facts.release_images)
+    kept: list[str] = []
+    missing: dict[str, list[str]] = {}  # release -> the needed flags it introduced
+    for arg in added:
+        name = arg.split("=", 1)[0]
+        if name not in facts.since:
+            kept.append(arg)
+            continue
+        release, needed = facts.since[name]
+        if version is None:
+            if needed:
+                kept.append(arg)
+        elif version >= parse_version(release):
+            kept.append(arg)
+        elif needed:
+            missing.setdefault(release, []).append(name)
+    if missing and version is not None:
+        newest = max(missing, key=parse_version)
+        needs = "; ".join(
+            f"{', '.join(flags)} ({facts.name} {release} and later)"
+            for release, flags in sorted(missing.items(), key=lambda item: parse_version(item[0]))
+        )
+        refusals.append(
+            (("image",), f"{image} runs {facts.name} {shown(version)}, and this shape needs {needs}: use an image of {newest} or later")
+        )
+    return kept
 
 
 def _leader_args(engine: Engine) -> list[str]:
@@ -246,4 +333,5 @@ def _flags(facts: EngineFacts, args: list[str], ours: int) -> list[str]:
         added.append("--host=0.0.0.0")
     if facts.metrics_flag is not None and not has_flag(args, facts.metrics_flag):
         added.append(facts.metrics_flag)
+    added += [flag for flag in facts.quiet_flags if not has_flag(args, flag.split("=", 1)[0])]
     return added

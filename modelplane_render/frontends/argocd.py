@@ -38,7 +38,8 @@ from typing import Any, Optional
 from ..cache.render import ARGOCD_ENV_NAMES, ARGOCD_ENV_PREFIX, argocd_key, cached
 from ..errors import Finding, InputError, RenderFailure, UsageError
 from ..kinds import API_REMEDIES
-from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, parse_namespace, read
+from ..options import LIST, PARAMETERS, RENDER_SETTINGS, Options, Setting, options_with, read
+from ..options.parsers import parse_namespace
 from ..pipeline import Head, Rendered, head_of, render_paths
 from ..walk import KUSTOMIZE_FILE_NAMES, MAX_FILE_BYTES, find_files
 from .kustomize_app import build, is_built

@@ -28,17 +28,23 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import constants as c
-from .. import names
-from ..errors import UsageError
+from .parsers import (
+    DEFAULT_PICKER_REQUESTS,
+    DEFAULT_TOLERATIONS,
+    Request,
+    Toleration,
+    parse_cluster,
+    parse_gateway,
+    parse_namespace,
+    parse_node_pool_label,
+    parse_object_name,
+    parse_requests,
+    parse_switch,
+    parse_tolerations,
+    request_text,
+    toleration_text,
+)
 from .pod_fields import parse_affinity, parse_capabilities
-
-# (key, value or None, effect or None): a toleration as `KEY[=VALUE][:EFFECT]` says it, as kubectl taint does.
-Toleration = tuple[str, Optional[str], Optional[str]]
-TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-# What every engine pod tolerates unless told otherwise: the taint GPU node pools carry on GKE, EKS
-# and AKS, and that NVIDIA's GPU operator documents.
-DEFAULT_TOLERATIONS: tuple[Toleration, ...] = (("nvidia.com/gpu", None, "NoSchedule"),)
-NO_TOLERATIONS = "none"
 
 
 @dataclass(frozen=True)
@@ -68,106 +74,11 @@ class Options:
     priority_class: Optional[str] = None
     affinity: Optional[str] = None  # an Affinity (core/v1) as canonical JSON text: OBJECT's form in Options
     capabilities: tuple[str, ...] = ()  # added to the engine container's securityContext
+    picker_requests: tuple[Request, ...] = DEFAULT_PICKER_REQUESTS
 
     def renders(self, cluster_name: object) -> bool:
         """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""
         return self.cluster is None or cluster_name == self.cluster
-
-
-# --- parsers: (the value in its kind's form, where it came from) -> the value, or None for the default ---
-
-
-def parse_namespace(value: str | None, source: str = "--namespace") -> str | None:
-    if value is None or value == "":
-        return None
-    if not names.is_dns_label(value):
-        raise UsageError(f"{source} {value!r} is not a namespace name (a DNS label: lowercase letters, digits and '-')")
-    return value
-
-
-def parse_cluster(value: str | None, source: str = "--cluster") -> str | None:
-    """An InferenceCluster's name, as spec.clusterName holds it (any non-empty text without control characters)."""
-    if value is None or value == "":
-        return None
-    if value != value.strip() or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in value):
-        raise UsageError(f"{source} {value!r} is not a cluster name: no leading or trailing space, no control character")
-    return value
-
-
-def parse_gateway(value: str | None, source: str = "--gateway") -> tuple[str, str] | None:
-    if value is None or value == "":
-        return None
-    parts = value.split("/")
-    if len(parts) != 2 or not all(names.is_dns_label(p) for p in parts):
-        raise UsageError(f"{source} {value!r} must be NAMESPACE/NAME of a Gateway")
-    return parts[0], parts[1]
-
-
-def parse_node_pool_label(value: str | None, source: str = "--node-pool-label") -> str | None:
-    """A node label key (None: the default)."""
-    if value is None or value == "":
-        return None
-    if not names.is_qualified_name(value):
-        raise UsageError(f"{source} {value!r} is not a label key (an optional DNS-subdomain prefix and '/', then a name of at most 63)")
-    return value
-
-
-def parse_tolerations(values: list[str] | None, source: str = "--toleration") -> tuple[Toleration, ...] | None:
-    """`KEY[=VALUE][:EFFECT]` each, or the one word `none` (None: the default); an empty list: none at all."""
-    if values is None:
-        return None
-    if values == [NO_TOLERATIONS] or values == []:
-        return ()
-    if NO_TOLERATIONS in values:
-        raise UsageError(f"{source} {NO_TOLERATIONS} stands alone: it means no toleration at all")
-    found: list[Toleration] = []
-    for text in values:
-        rest, _, effect = text.partition(":") if ":" in text else (text, "", "")
-        key, equals, value = rest.partition("=")
-        if effect and effect not in TAINT_EFFECTS:
-            raise UsageError(f"{source} {text!r}: the effect must be one of {', '.join(TAINT_EFFECTS)} (or left out: every effect)")
-        if not names.is_qualified_name(key):
-            raise UsageError(f"{source} {text!r}: {key!r} is not a taint key (KEY[=VALUE][:EFFECT], e.g. amd.com/gpu:NoSchedule)")
-        if equals and (not value or not names.LABEL_VALUE.match(value) or len(value) > names.LABEL_VALUE_MAX):
-            raise UsageError(f"{source} {text!r}: {value!r} is not a taint value")
-        found.append((key, value if equals else None, effect or None))
-    return tuple(found)
-
-
-def parse_object_name(what: str) -> Callable[[str | None, str], str | None]:
-    """A parser of the name of an object of the cluster's (a DNS subdomain, as the API server checks a pod's reference)."""
-
-    def parse(value: str | None, source: str) -> str | None:
-        if value is None or value == "":
-            return None
-        if not names.is_dns_subdomain(value):
-            raise UsageError(f"{source} {value!r} is not a {what} name (a DNS subdomain: lowercase letters, digits, '-' and '.')")
-        return value
-
-    return parse
-
-
-def parse_switch(value: bool | str | None, source: str) -> bool | None:
-    """A switch: a flag's or a RenderConfig's boolean as it is; a parameter's text, "true" or "false"."""
-    if value is None or isinstance(value, bool):
-        return value
-    lowered = value.strip().lower()
-    if lowered in ("true", "false"):
-        return lowered == "true"
-    raise UsageError(f'{source} {value!r} must be "true" or "false"')
-
-
-def toleration_text(toleration: Toleration) -> str:
-    """A toleration as the command line takes it: `KEY[=VALUE][:EFFECT]`."""
-    key, value, effect = toleration
-    return key + (f"={value}" if value is not None else "") + (f":{effect}" if effect else "")
-
-
-def toleration_object(toleration: Toleration) -> dict[str, str]:
-    """The pod's toleration: Equal for a KEY=VALUE, else Exists; the effect when one is given."""
-    key, value, effect = toleration
-    found = {"key": key, "operator": "Equal", "value": value} if value is not None else {"key": key, "operator": "Exists"}
-    return found | ({"effect": effect} if effect else {})
 
 
 # --- the table ---------------------------------------------------------------------------------
@@ -331,6 +242,22 @@ SETTINGS: tuple[Setting, ...] = (
         title="Engine tolerations",
         entry_text=toleration_text,
         tooltip='The taints every engine pod tolerates, comma-separated KEY[=VALUE][:EFFECT] (e.g. amd.com/gpu:NoSchedule), or "none".',
+    ),
+    Setting(
+        "picker-requests",
+        LIST,
+        "what each endpoint picker pod requests, NAME=QUANTITY, repeatable, replacing the default "
+        f"({', '.join(request_text(r) for r in DEFAULT_PICKER_REQUESTS)}); `none` for none; a replica's own picker resources win",
+        DEFAULT_PICKER_REQUESTS,
+        parse_requests,
+        field="picker_requests",
+        flag="--picker-request",
+        metavar="NAME=QUANTITY",
+        config_key="pickerRequests",
+        title="Picker resource requests",
+        entry_text=request_text,
+        tooltip='What each endpoint picker pod requests, comma-separated NAME=QUANTITY (cpu, memory, ephemeral-storage), or "none". '
+        "A replica's own spec.serving.endpointPicker resources win.",
     ),
     Setting(
         "autoscaled",

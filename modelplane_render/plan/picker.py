@@ -7,7 +7,19 @@ from typing import Any, Optional
 
 from .. import constants as c
 from .. import names
-from ..facts.picker import LIVENESS_SERVICE, PARSERS, READINESS_SERVICE, TERMINATION_GRACE_SECONDS, prefix_block_tokens
+from ..facts.picker import (
+    DECODE_ACTIVE_WEIGHT,
+    DECODE_PREFIX_WEIGHT,
+    KV_CACHE_WEIGHT,
+    LIVENESS_SERVICE,
+    PARSERS,
+    PREFIX_WEIGHT,
+    QUEUE_WEIGHT,
+    READINESS_SERVICE,
+    TERMINATION_GRACE_SECONDS,
+    TRACING_FLAG,
+    prefix_block_tokens,
+)
 from ..facts.registry import EngineRecord
 from ..model import ModelReplica, PickerContainer, to_plain
 from ..yamlio.libyaml import write_plain
@@ -33,25 +45,34 @@ def _picker_config(replica: ModelReplica, pool_member: EngineRecord) -> dict[str
         },
         {"type": "prefix-cache-scorer"},
         {"type": "queue-scorer"},
+        {"type": "kv-cache-utilization-scorer"},
         {"type": "max-score-picker"},
     ]
+    # The loader's own weights (pkg/epp/config/loader/defaults.go), which llm-d's chart writes too.
     scorers = [
         {"pluginRef": "max-score-picker"},
-        {"pluginRef": "prefix-cache-scorer", "weight": 2},
-        {"pluginRef": "queue-scorer", "weight": 1},
+        {"pluginRef": "queue-scorer", "weight": QUEUE_WEIGHT},
+        {"pluginRef": "kv-cache-utilization-scorer", "weight": KV_CACHE_WEIGHT},
+        {"pluginRef": "prefix-cache-scorer", "weight": PREFIX_WEIGHT},
     ]
     if not pd:
         profiles = [{"name": "default", "plugins": scorers}]
     else:
         plugins += [
+            {"type": "active-request-scorer"},
             {"type": "prefill-filter"},
             {"type": "decode-filter"},
             {"type": "prefix-based-pd-decider", "parameters": {"nonCachedTokens": 16}},
             {"type": "disagg-profile-handler", "parameters": {"deciders": {"prefill": "prefix-based-pd-decider"}}},
         ]
+        decode = [
+            {"pluginRef": "max-score-picker"},
+            {"pluginRef": "active-request-scorer", "weight": DECODE_ACTIVE_WEIGHT},
+            {"pluginRef": "prefix-cache-scorer", "weight": DECODE_PREFIX_WEIGHT},
+        ]
         profiles = [
             {"name": "prefill", "plugins": [{"pluginRef": "prefill-filter"}] + scorers},
-            {"name": "decode", "plugins": [{"pluginRef": "decode-filter"}] + scorers},
+            {"name": "decode", "plugins": [{"pluginRef": "decode-filter"}] + decode},
         ]
     plugins += [{"type": parser} for parser in PARSERS]
     return {
@@ -83,7 +104,9 @@ def _config_yaml(config: dict[str, Any]) -> str:
     return text
 
 
-def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text: str, plaintext: bool) -> dict[str, Any]:
+def picker_deployment(
+    replica: ModelReplica, picker: str, pool: str, config_text: str, plaintext: bool, requests: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
     serving = replica.spec.serving
     user: Optional[PickerContainer] = None
     pull_secrets: list[dict[str, str]] = []
@@ -100,7 +123,11 @@ def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text
         "--metrics-endpoint-auth=false",
         "--ha-enable-leader-election",
         f"--secure-serving={'false' if plaintext else 'true'}",
-    ] + list(user.args or [] if user else [])
+    ]
+    user_args = list(user.args or [] if user else [])
+    if not any(arg.startswith(TRACING_FLAG) for arg in user_args):
+        args.append(f"{TRACING_FLAG}=false")
+    args += user_args
     # The pool's namespace comes from the downward API, not a literal, so a kustomize
     # `namespace:` overlay can never leave the picker watching the old one.
     env = [
@@ -112,7 +139,7 @@ def picker_deployment(replica: ModelReplica, picker: str, pool: str, config_text
         "image": user.image if user else c.PICKER_IMAGE,
         "args": args,
         "env": env,
-        "resources": to_plain(user.resources) if user and user.resources else {},
+        "resources": to_plain(user.resources) if user and user.resources else ({"requests": dict(requests)} if requests else {}),
     }
     if user and user.command is not None:
         container["command"] = list(user.command)

@@ -9,7 +9,8 @@ from .. import constants as c
 from .. import names
 from ..facts.registry import EngineRecord
 from ..model import Container, EngineMember, EnvVar, ModelReplica, to_plain
-from ..options import Options, toleration_object
+from ..options import Options
+from ..options.parsers import toleration_object
 
 
 def device_requests(member: EngineMember) -> list[dict[str, Any]]:

@@ -86,7 +86,9 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
         port=c.PICKER_GRPC_PORT,
         port_name=c.PICKER_GRPC_SERVICE_PORT_NAME,
     )
-    add(kinds.DEPLOYMENT, picker, **picker_deployment(replica, picker, pool, config_text, options.picker_plaintext))
+    add(
+        kinds.DEPLOYMENT, picker, **picker_deployment(replica, picker, pool, config_text, options.picker_plaintext, options.picker_requests)
+    )
     if options.gateway:
         gateway_namespace, gateway_name = options.gateway
         add(

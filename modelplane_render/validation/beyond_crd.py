@@ -169,8 +169,8 @@ def _check_ports(replica: ModelReplica, resolved: ResolvedReplica, document: Doc
                 port = record.port
                 arg_path: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index, "args")
                 if port is None:
-                    assert record.port_arg is not None
-                    yield document.error(arg_path + (record.port_arg,), "--port must be a port number from 1 to 65535")
+                    if record.port_arg is not None:  # else a script's port, refused with the engine's refusals
+                        yield document.error(arg_path + (record.port_arg,), "--port must be a port number from 1 to 65535")
                     continue
                 engine_path = arg_path + (record.port_arg,) if record.port_arg is not None else ("spec", "engines", i)
                 serving_ports.setdefault(port, (i, engine_path))

@@ -52,7 +52,10 @@ def check_metadata(document: Document, errors: list[Finding]) -> None:
     if name is None:
         errors.append(document.error(("metadata", "name"), "required field is missing"))
     elif not isinstance(name, str):
-        errors.append(document.error(("metadata", "name"), "must be a string"))
+        why = document.reads_as(("metadata", "name"))
+        errors.append(
+            document.error(("metadata", "name"), f"must be a string: {why}" if why else f"must be a string, not {describe(name)}")
+        )
     elif len(name) > names.DNS_SUBDOMAIN_MAX or not names.DNS_1123_SUBDOMAIN.match(name):
         errors.append(document.error(("metadata", "name"), "must be a DNS subdomain: at most 253 lowercase letters, digits, '-' and '.'"))
     namespace = meta.get("namespace")
