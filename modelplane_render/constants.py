@@ -61,6 +61,14 @@ SHM_VOLUME = "dshm"
 SHM_PATH = "/dev/shm"
 MODEL_CACHE_VOLUME = "model-cache"
 MODEL_CACHE_PATH = "/mnt/models"
+# Without a model cache the engines download from the hub into HF_HOME: an emptyDir with a size limit
+# (the hub-cache-size setting), not the container's writable layer, which no limit guards and which is
+# lost with the container (llm-d-modelservice and KServe give the hub cache an emptyDir too).
+HUB_CACHE_VOLUME = "hub-cache"
+HUB_CACHE_PATH = "/mnt/hub-cache"
+HUB_HOME_ENV = "HF_HOME"
+# Env a user may set to put the hub's cache elsewhere: then we add none.
+HUB_CACHE_ENVS = ("HF_HOME", "HF_HUB_CACHE")
 
 # Scheduling.
 DEVICE_CLAIM = "devices"

@@ -159,7 +159,7 @@ def test_other_application_env_is_not_ours() -> None:
     [
         (
             {"ARGOCD_APP_PARAMETERS": parameters(gatway="a/b")},
-            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, picker-requests, autoscaled, service-account, priority-class, affinity, capabilities",
+            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities",
         ),
         (
             {"ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "array": ["a/b"]}]'},
@@ -705,7 +705,7 @@ def test_real_unknown_parameter_fails_with_no_manifests(cmp_server: CmpServer) -
     assert result.stderr.strip().endswith(
         "failed exit status 2: modelplane-render: Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': "
         "modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, "
-        "picker-requests, autoscaled, service-account, priority-class, affinity, capabilities"
+        "picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities"
     )
 
 

@@ -69,6 +69,7 @@ def test_the_render_cache_keys_every_render_setting() -> None:
         "node_pool_label": "x/y",
         "tolerations": (),
         "picker_requests": (),
+        "hub_cache_size": "2Ti",
         "autoscaled": True,
         "service_account": "reader",
         "priority_class": "high",

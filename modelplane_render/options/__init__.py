@@ -29,6 +29,7 @@ from typing import Any, Optional
 
 from .. import constants as c
 from .parsers import (
+    DEFAULT_HUB_CACHE_SIZE,
     DEFAULT_PICKER_REQUESTS,
     DEFAULT_TOLERATIONS,
     Request,
@@ -39,6 +40,7 @@ from .parsers import (
     parse_node_pool_label,
     parse_object_name,
     parse_requests,
+    parse_size,
     parse_switch,
     parse_tolerations,
     request_text,
@@ -75,6 +77,7 @@ class Options:
     affinity: Optional[str] = None  # an Affinity (core/v1) as canonical JSON text: OBJECT's form in Options
     capabilities: tuple[str, ...] = ()  # added to the engine container's securityContext
     picker_requests: tuple[Request, ...] = DEFAULT_PICKER_REQUESTS
+    hub_cache_size: str = DEFAULT_HUB_CACHE_SIZE  # the emptyDir engines download into without a model cache
 
     def renders(self, cluster_name: object) -> bool:
         """Whether a replica pinned to this cluster (its spec.clusterName) renders in this run."""
@@ -258,6 +261,19 @@ SETTINGS: tuple[Setting, ...] = (
         entry_text=request_text,
         tooltip='What each endpoint picker pod requests, comma-separated NAME=QUANTITY (cpu, memory, ephemeral-storage), or "none". '
         "A replica's own spec.serving.endpointPicker resources win.",
+    ),
+    Setting(
+        "hub-cache-size",
+        TEXT,
+        f"the size limit of the emptyDir a replica without a modelCacheRef downloads its model into (default {DEFAULT_HUB_CACHE_SIZE})",
+        DEFAULT_HUB_CACHE_SIZE,
+        parse_size,
+        field="hub_cache_size",
+        metavar="SIZE",
+        config_key="hubCacheSize",
+        title="Hub cache size",
+        tooltip="The size limit of the emptyDir (HF_HOME) an engine without a modelCacheRef downloads its model into. "
+        "Past it the kubelet evicts the pod.",
     ),
     Setting(
         "autoscaled",

@@ -24,6 +24,10 @@ Request = tuple[str, str]
 DEFAULT_PICKER_REQUESTS: tuple[Request, ...] = (("cpu", "1"), ("memory", "2Gi"))
 REQUEST_NAMES = ("cpu", "memory", "ephemeral-storage")
 
+# The hub cache's size limit (constants.HUB_CACHE_VOLUME): past it the kubelet evicts the pod rather than
+# fill the node's disk. 1Ti holds DeepSeek-R1 (about 700 GB); raise it for larger checkpoints.
+DEFAULT_HUB_CACHE_SIZE = "1Ti"
+
 
 # --- parsers: (the value in its kind's form, where it came from) -> the value, or None for the default ---
 
@@ -115,6 +119,15 @@ def parse_requests(values: list[str] | None, source: str = "--picker-request") -
             raise UsageError(f"{source} {text!r}: {name} is given twice")
         found[name] = quantity
     return tuple(found.items())
+
+
+def parse_size(value: str | None, source: str = "--hub-cache-size") -> str | None:
+    """A storage size, as a Kubernetes quantity (None: the default)."""
+    if value is None or value == "":
+        return None
+    if not names.QUANTITY.match(value) or value.startswith("-") or value.strip("+0.") == "":
+        raise UsageError(f"{source} {value!r} is not a size (a Kubernetes quantity above 0, e.g. 500Gi or 2Ti)")
+    return value
 
 
 def request_text(request: Request) -> str:

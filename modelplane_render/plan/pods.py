@@ -71,6 +71,8 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
     volumes: list[dict[str, Any]] = [{"name": c.SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if replica.spec.model_cache_ref:
         volumes.append({"name": c.MODEL_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": replica.spec.model_cache_ref.name}})
+    elif _downloads_to_hub_cache(replica, record.container):
+        volumes.append({"name": c.HUB_CACHE_VOLUME, "emptyDir": {"sizeLimit": options.hub_cache_size}})
     return {
         "labels": labels,
         "annotations": annotations,
@@ -88,6 +90,11 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
         "containers": containers,
         "volumes": volumes,
     }
+
+
+def _downloads_to_hub_cache(replica: ModelReplica, container: Container) -> bool:
+    """Whether the engine downloads its model into our hub cache: no model cache, and no hub cache of the user's."""
+    return not replica.spec.model_cache_ref and not any(e.name in c.HUB_CACHE_ENVS for e in container.env or [])
 
 
 def _pd_sidecar(record: EngineRecord) -> dict[str, Any]:
@@ -138,6 +145,8 @@ def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Option
     args = [*record.leading_args, *(container.args or []), *record.trailing_args]
     ports = [to_plain(p) | {"protocol": "TCP"} for p in container.ports or []]
     env = [e.plain() for e in record.env] + env_list(container.env)
+    if _downloads_to_hub_cache(replica, container):
+        env.insert(len(record.env), {"name": c.HUB_HOME_ENV, "value": c.HUB_CACHE_PATH})
     resources = to_plain(container.resources) if container.resources else {}
     probes: dict[str, Any] = {"readinessProbe": to_plain(container.readiness_probe)} if container.readiness_probe else {}
     if record.serving:
@@ -151,6 +160,8 @@ def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Option
     if replica.spec.model_cache_ref:
         # The cache is filled by Modelplane's ModelCache job; engines only read it.
         mounts.append({"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH, "readOnly": True})
+    elif _downloads_to_hub_cache(replica, container):
+        mounts.append({"name": c.HUB_CACHE_VOLUME, "mountPath": c.HUB_CACHE_PATH})
     if container.args is not None or args:
         values["args"] = args
     values.update(env=env, ports=ports, probes=probes, resources=resources, volumeMounts=mounts)
