@@ -41,8 +41,11 @@ class Head(NamedTuple):
 
 
 def head_of(obj: dict[str, Any]) -> Head:
-    meta = obj.get("metadata") or {}
-    labels = meta.get("labels") or {}
+    """What is known of an object; one passed through may hold anything where metadata and labels should be."""
+    meta = obj.get("metadata")
+    meta = meta if isinstance(meta, dict) else {}
+    labels = meta.get("labels")
+    labels = labels if isinstance(labels, dict) else {}
     return Head(
         str(obj.get("apiVersion", "")),
         str(obj.get("kind", "")),

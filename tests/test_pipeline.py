@@ -127,3 +127,12 @@ def test_krm_removes_the_replicas_of_other_clusters_and_renders_its_own(reposito
     assert nothing.code == 1 and "nothing to render for cluster aks-a100" in nothing.stderr
     assert yaml.safe_load(nothing.text)["results"][0]["severity"] == "error"
     assert run_function(_resource_list(items, {"cluster": "aks-a100", "allowEmpty": True})).code == 0
+
+
+def test_an_object_passed_through_with_labels_that_are_no_mapping_is_no_internal_error(tmp_path: Path) -> None:
+    """Found by the long fuzz: head_of read a passed-through object's labels as a mapping whatever they were."""
+    from hostile import check_outcome, run_source
+
+    source = "apiVersion: example.com/v1\nkind: Thing\nmetadata:\n  name: thing\n  labels: '0'\n---\napiVersion: v1\nkind: ConfigMap\nmetadata: x\n"
+    result = run_source(tmp_path, source)
+    check_outcome(result.code, result.stdout, result.stderr, source)
