@@ -117,7 +117,7 @@ CONSUMER = '--kv-transfer-config={"kv_connector":"NixlConnector","kv_role":"kv_c
             ["--host=0.0.0.0", "--enable-metrics", "--disaggregation-mode=decode"],
         ),
         ({"image": "x", "command": ["sglang", "serve"], "args": ["--host", "::", "--enable-metrics"]}, None, False, []),
-        # A shell string's flags are neither read nor added to: the args would be the shell's $0, $1...
+        # Nothing is added to a shell script: the args would be the shell's $0, $1...
         ({"image": "x", "command": ["sh", "-c", "exec python3 -m sglang.launch_server"]}, None, False, []),
         ({"image": "vllm/vllm-openai", "command": ["/bin/bash", "-c", "vllm serve m"]}, "Decode", True, []),
     ],

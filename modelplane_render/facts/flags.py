@@ -1,8 +1,7 @@
 """Reading engine flags from a container's args (`--port=8001` or `--port 8001`).
 
-Only args are read, and only whole flags: `--model-impl=x` is not `--model`. Flags hidden in
-a shell string (`command: [sh, -c, "vllm serve --port=8001"]`) are not parsed; such an
-engine must serve on the default port, which the docs say.
+Only whole flags are read: `--model-impl=x` is not `--model`. A shell script's flags are read
+the same way from the words of its serving command (facts.shells), and never added to.
 """
 
 from __future__ import annotations
