@@ -365,3 +365,12 @@ def test_a_flag_that_only_improves_is_added_only_for_a_release_known_to_have_it(
     record = _record({"image": image}, None, False)
     assert ("--disable-access-log-for-endpoints=/health,/metrics" in record.trailing_args) is quiet
     assert bool(record.refusals) is refused
+
+
+def test_a_scripts_port_is_its_serving_commands_one_line_by_line() -> None:
+    """A line ends a command: `ray start --port=6379` on the line before is not the engine's port."""
+    script = "ray start --head --port=6379\nexec vllm serve /mnt/models \\\n  --port 8001"
+    record = _record({"image": "vllm/vllm-openai:v0.23.0", "command": ["/bin/sh", "-c", script]})
+    assert (record.engine, record.port, record.trailing_args, record.refusals) == (VLLM, 8001, (), ())
+    unreadable = _record({"image": "x", "command": ["sh", "-c"], "args": ['exec sglang serve --host 0.0.0.0 --enable-metrics --port "$P"']})
+    assert unreadable.port is None and [where for where, _ in unreadable.refusals] == [("args", 0)]

@@ -43,7 +43,21 @@ def script(container: Container) -> Optional[tuple[str, tuple[object, ...]]]:
 
 
 def commands(text: str) -> Optional[list[list[str]]]:
-    """The simple commands of a script, as words (None: a script shlex can't split, e.g. an open quote)."""
+    """The simple commands of a script, as words (None: a script shlex can't split, e.g. an open quote).
+
+    A line ends a command, as in a shell (a backslash before the line break continues it); a quote left
+    open across lines is read as one text.
+    """
+    found: list[list[str]] = []
+    for line in text.replace("\\\n", " ").split("\n"):
+        words = _commands(line)
+        if words is None:
+            return _commands(text)
+        found += words
+    return found
+
+
+def _commands(text: str) -> Optional[list[list[str]]]:
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = "#"
