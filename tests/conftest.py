@@ -24,7 +24,26 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 VALID = sorted(p for p in (FIXTURES / "valid").iterdir() if p.is_dir())
 INVALID = sorted(p for p in (FIXTURES / "invalid").iterdir() if p.is_dir()) if (FIXTURES / "invalid").is_dir() else []
-SHARED = ROOT.parent / "shared"
+
+
+def _shared_dir() -> Path:
+    """../shared (the upstream CRDs and notes the tests read): beside the checkout, or named by
+    MODELPLANE_SHARED_DIR, or beside the repository a clean clone was made from (`git clone /work/main /tmp/x`)."""
+    if os.environ.get("MODELPLANE_SHARED_DIR"):
+        return Path(os.environ["MODELPLANE_SHARED_DIR"])
+    beside = ROOT.parent / "shared"
+    if beside.is_dir():
+        return beside
+    origin = subprocess.run(
+        ["git", "-C", str(ROOT), "config", "--get", "remote.origin.url"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    cloned_from = Path(origin.removeprefix("file://")) if origin and "://" not in origin.removeprefix("file://") else None
+    if cloned_from is not None and (cloned_from.parent / "shared").is_dir():
+        return cloned_from.parent / "shared"
+    return beside
+
+
+SHARED = _shared_dir()
 
 
 def rendered_fixture_objects() -> list[tuple[PlannedObject, str]]:
