@@ -55,7 +55,6 @@ _RFC3339 = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)
 # RE2 syntax Python's re does not know: a pattern using it is left to the API server.
 _RE2_ONLY = ("\\p", "\\P", "\\Q", "\\E", "\\z", "\\C", "\\x{", "(?U", "[[:")
 # What k8s.io/apimachinery's resource.ParseQuantity reads (its quantity.go: sign, number, suffix).
-_QUANTITY_TEXT = names.QUANTITY
 # Semantic versions as the API server's semver() reads them (blang/semver v4, strict).
 _SEMVER = re.compile(
     r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -224,7 +223,7 @@ def _is_timestamp(text: str) -> bool:
 _ALLOCATION = "the API server accepts it, and the claim fails when the scheduler evaluates it"
 # function: (does the text do, what it should be, what happens otherwise)
 _CONSTANTS: dict[str, tuple[Callable[[str], bool], str, str]] = {
-    "quantity": (lambda t: bool(_QUANTITY_TEXT.match(t)), "a quantity (e.g. 80Gi, 500M, 1.5)", _ALLOCATION),
+    "quantity": (lambda t: bool(names.QUANTITY.match(t)), "a quantity (e.g. 80Gi, 500M, 1.5)", _ALLOCATION),
     "semver": (lambda t: bool(_SEMVER.match(t)), "a semantic version (e.g. 1.2.3)", _ALLOCATION),
     "ip": (_is_ip, "an IP address (e.g. 10.0.0.1, fd00::1)", _ALLOCATION),
     "cidr": (_is_cidr, "a CIDR (e.g. 10.0.0.0/8)", _ALLOCATION),

@@ -142,8 +142,9 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
     reach = args_reach_engine(container)
     refusals: list[Refusal] = []
     found = find_flag(args, "--port")
+    script_words, script_at = ([], ()) if reach else _script_of(facts, container)
     if not reach:
-        port = _script_port(facts, container, member.role in SERVING_POSITIONS, refusals)
+        port = _script_port(facts, script_words, script_at, member.role in SERVING_POSITIONS, refusals)
     elif found is not None:
         port_arg = found[0]
         port = small_decimal(found[1])
@@ -163,7 +164,7 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         trailing += side.added
         refusals += side.refusals
     elif pd_role and member.role in SERVING_POSITIONS:
-        connector = _script_kv_side(facts, container, pd_role, refusals)
+        connector = _script_kv_side(facts, script_words, script_at, pd_role, refusals)
     trailing = _in_release(facts, container.image, trailing, refusals)
     if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
         refusals += _size_refusals(facts, member, args, trailing, gang_size)
@@ -197,7 +198,12 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
     )
 
 
-def _script_port(facts: EngineFacts, container: Container, serving: bool, refusals: list[Refusal]) -> Optional[int]:
+def _script_of(facts: EngineFacts, container: Container) -> tuple[list[str], tuple[object, ...]]:
+    """The words of the command a shell script starts the engine with, and where the script is in the container."""
+    return program_words(container, facts.program_marks) or [], (script(container) or ("", ()))[1]
+
+
+def _script_port(facts: EngineFacts, words: list[str], where: tuple[object, ...], serving: bool, refusals: list[Refusal]) -> Optional[int]:
     """The port an engine a shell script starts binds: the one the script gives it, else its own default.
 
     The script is read, never added to (facts.shells); what it leaves out that serving needs, or says in a
@@ -205,8 +211,6 @@ def _script_port(facts: EngineFacts, container: Container, serving: bool, refusa
     """
     if not serving:
         return facts.default_port
-    words = program_words(container, facts.program_marks) or []
-    where = (script(container) or ("", ()))[1]
     found = find_flag(words, "--port")
     port = facts.default_port
     if found is not None:
@@ -221,25 +225,14 @@ def _script_port(facts: EngineFacts, container: Container, serving: bool, refusa
             )
             return None
         port = value
-    if facts.default_host is not None and find_flag(words, "--host") is None:
-        refusals.append(
-            (
-                where,
-                f"{facts.name} listens on {facts.default_host} unless told, out of the probes' and the pool's reach, and "
-                "modelplane-render adds nothing to a script: pass --host=0.0.0.0 in it",
-            )
-        )
-    if facts.metrics_flag is not None and not has_flag(words, facts.metrics_flag):
-        refusals.append(
-            (where, f"{facts.name} serves no metrics unless told, and the picker scores by them: pass {facts.metrics_flag} in the script")
-        )
+    refusals += [(where, why) for _, why in _serving_needs(facts, words)]
     return port
 
 
-def _script_kv_side(facts: EngineFacts, container: Container, pd_role: str, refusals: list[Refusal]) -> Optional[str]:
+def _script_kv_side(
+    facts: EngineFacts, words: list[str], where: tuple[object, ...], pd_role: str, refusals: list[Refusal]
+) -> Optional[str]:
     """A prefill/decode engine a script starts: its side of the KV transfer as the script gives it, which must be whole."""
-    words = program_words(container, facts.program_marks) or []
-    where = (script(container) or ("", ()))[1]
     side, connector = facts.kv_side(words, pd_role)
     refusals += [(where, message) for _, message in side.refusals]
     if side.added:
@@ -309,6 +302,28 @@ def _size_refusals(facts: EngineFacts, member: EngineMember, args: list[str], ad
     ]
 
 
+def _serving_needs(facts: EngineFacts, args: list[str]) -> list[tuple[str, str]]:
+    """What a serving engine must be told that its args leave out, each with why a script must say it itself:
+    an address off its loopback (the kubelet's probes and the pool's traffic come to the pod's IP), and metrics."""
+    needs = []
+    if facts.default_host is not None and find_flag(args, "--host") is None:
+        needs.append(
+            (
+                "--host=0.0.0.0",
+                f"{facts.name} listens on {facts.default_host} unless told, out of the probes' and the pool's reach, and "
+                "modelplane-render adds nothing to a script: pass --host=0.0.0.0 in it",
+            )
+        )
+    if facts.metrics_flag is not None and not has_flag(args, facts.metrics_flag):
+        needs.append(
+            (
+                facts.metrics_flag,
+                f"{facts.name} serves no metrics unless told, and the picker scores by them: pass {facts.metrics_flag} in the script",
+            )
+        )
+    return needs
+
+
 def _our_port(facts: EngineFacts, pd_role: Optional[str]) -> int:
     """The port an engine with no --port serves on: its own default, unless the pool or the pd-sidecar needs another.
 
@@ -328,10 +343,6 @@ def _flags(facts: EngineFacts, args: list[str], ours: int) -> list[str]:
     added = []
     if find_flag(args, "--port") is None and ours != facts.default_port:
         added.append(f"--port={ours}")
-    if facts.default_host is not None and find_flag(args, "--host") is None:
-        # The kubelet's probes and the pool's traffic come to the pod's IP, never its loopback.
-        added.append("--host=0.0.0.0")
-    if facts.metrics_flag is not None and not has_flag(args, facts.metrics_flag):
-        added.append(facts.metrics_flag)
+    added += [flag for flag, _ in _serving_needs(facts, args)]
     added += [flag for flag in facts.quiet_flags if not has_flag(args, flag.split("=", 1)[0])]
     return added

@@ -11,7 +11,6 @@ probes and the pool follow. A value we can't read (`--port $PORT`) is refused wi
 from __future__ import annotations
 
 import posixpath
-import shlex
 from collections.abc import Sequence
 from typing import Optional
 
@@ -58,6 +57,8 @@ def commands(text: str) -> Optional[list[list[str]]]:
 
 
 def _commands(text: str) -> Optional[list[list[str]]]:
+    import shlex  # only an engine a script starts is read: a render of plain args loads no lexer
+
     lexer = shlex.shlex(text, posix=True, punctuation_chars=";&|")
     lexer.whitespace_split = True
     lexer.commenters = "#"

@@ -9,13 +9,15 @@ from typing import Optional
 from .. import names
 from ..errors import UsageError
 
+# The one word a LIST setting takes for "no entry at all" (an empty list says the same).
+NONE = "none"
+
 # (key, value or None, effect or None): a toleration as `KEY[=VALUE][:EFFECT]` says it, as kubectl taint does.
 Toleration = tuple[str, Optional[str], Optional[str]]
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 # What every engine pod tolerates unless told otherwise: the taint GPU node pools carry on GKE, EKS
 # and AKS, and that NVIDIA's GPU operator documents.
 DEFAULT_TOLERATIONS: tuple[Toleration, ...] = (("nvidia.com/gpu", None, "NoSchedule"),)
-NO_TOLERATIONS = "none"
 
 # (resource name, quantity): what each endpoint picker pod requests. KServe's LLMInferenceService gives
 # llm-d's picker cpu 1 and memory 2Gi (llm-d's own chart asks 8 CPUs for a picker a whole gateway shares);
@@ -67,14 +69,17 @@ def parse_node_pool_label(value: str | None, source: str = "--node-pool-label") 
     return value
 
 
+def _no_entry(values: list[str]) -> bool:
+    """Whether a LIST setting's entries say none at all: an empty list, or the one word `none`."""
+    return values == [] or values == [NONE]
+
+
 def parse_tolerations(values: list[str] | None, source: str = "--toleration") -> tuple[Toleration, ...] | None:
     """`KEY[=VALUE][:EFFECT]` each, or the one word `none` (None: the default); an empty list: none at all."""
-    if values is None:
-        return None
-    if values == [NO_TOLERATIONS] or values == []:
-        return ()
-    if NO_TOLERATIONS in values:
-        raise UsageError(f"{source} {NO_TOLERATIONS} stands alone: it means no toleration at all")
+    if values is None or _no_entry(values):
+        return None if values is None else ()
+    if NONE in values:
+        raise UsageError(f"{source} {NONE} stands alone: it means no toleration at all")
     found: list[Toleration] = []
     for text in values:
         rest, _, effect = text.partition(":") if ":" in text else (text, "", "")
@@ -104,10 +109,8 @@ def parse_object_name(what: str) -> Callable[[str | None, str], str | None]:
 
 def parse_requests(values: list[str] | None, source: str = "--picker-request") -> tuple[Request, ...] | None:
     """`NAME=QUANTITY` each (cpu, memory, ephemeral-storage), or the one word `none`; an empty list: none at all."""
-    if values is None:
-        return None
-    if values == [NO_TOLERATIONS] or values == []:
-        return ()
+    if values is None or _no_entry(values):
+        return None if values is None else ()
     found: dict[str, str] = {}
     for text in values:
         name, equals, quantity = text.partition("=")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Optional
 
@@ -63,15 +64,16 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
             labels[c.LABEL_LLMD_SERVING] = "true"
     annotations = dict(member.template.metadata.annotations or {}) if member.template.metadata else {}
 
+    hub_cache = _downloads_to_hub_cache(replica, record.container)
     containers = [
-        _engine_container(replica, record, claim, options) if k == record.container_index else _container(ct)
+        _engine_container(replica, record, claim, options, hub_cache) if k == record.container_index else _container(ct)
         for k, ct in enumerate(member.template.spec.containers)
     ]
     init_containers = [_pd_sidecar(record)] if record.pd_sidecar else []
     volumes: list[dict[str, Any]] = [{"name": c.SHM_VOLUME, "emptyDir": {"medium": "Memory"}}]
     if replica.spec.model_cache_ref:
         volumes.append({"name": c.MODEL_CACHE_VOLUME, "persistentVolumeClaim": {"claimName": replica.spec.model_cache_ref.name}})
-    elif _downloads_to_hub_cache(replica, record.container):
+    elif hub_cache:
         volumes.append({"name": c.HUB_CACHE_VOLUME, "emptyDir": {"sizeLimit": options.hub_cache_size}})
     return {
         "labels": labels,
@@ -82,7 +84,7 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
         "service_account": options.service_account,
         "priority_class": options.priority_class,
         "node_selector": {options.node_pool_label: member.node_pool_name},
-        "affinity": json.loads(options.affinity) if options.affinity else None,
+        "affinity": _affinity(options.affinity) if options.affinity else None,
         "tolerations": [toleration_object(t) for t in options.tolerations],
         "image_pull_secrets": [{"name": s.name} for s in member.template.spec.image_pull_secrets or []],
         "claims": [{"name": c.DEVICE_CLAIM, "resourceClaimTemplateName": claim}] if claim else [],
@@ -90,6 +92,13 @@ def pod(replica: ModelReplica, record: EngineRecord, claim: Optional[str], optio
         "containers": containers,
         "volumes": volumes,
     }
+
+
+@functools.lru_cache(maxsize=8)
+def _affinity(text: str) -> dict[str, Any]:
+    """An affinity setting's value, decoded once a run (Options keep it as JSON text); the templates only read it."""
+    decoded: dict[str, Any] = json.loads(text)
+    return decoded
 
 
 def _downloads_to_hub_cache(replica: ModelReplica, container: Container) -> bool:
@@ -136,7 +145,9 @@ def _container(container: Container) -> dict[str, Any]:
     return values
 
 
-def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Optional[str], options: Options) -> dict[str, Any]:
+def _engine_container(
+    replica: ModelReplica, record: EngineRecord, claim: Optional[str], options: Options, hub_cache: bool
+) -> dict[str, Any]:
     """The engine container: the user's, told what the record says it must be told, with our ports, probes and mounts."""
     container = record.container
     values: dict[str, Any] = {"name": container.name, "image": container.image}
@@ -145,7 +156,7 @@ def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Option
     args = [*record.leading_args, *(container.args or []), *record.trailing_args]
     ports = [to_plain(p) | {"protocol": "TCP"} for p in container.ports or []]
     env = [e.plain() for e in record.env] + env_list(container.env)
-    if _downloads_to_hub_cache(replica, container):
+    if hub_cache:
         env.insert(len(record.env), {"name": c.HUB_HOME_ENV, "value": c.HUB_CACHE_PATH})
     resources = to_plain(container.resources) if container.resources else {}
     probes: dict[str, Any] = {"readinessProbe": to_plain(container.readiness_probe)} if container.readiness_probe else {}
@@ -160,7 +171,7 @@ def _engine_container(replica: ModelReplica, record: EngineRecord, claim: Option
     if replica.spec.model_cache_ref:
         # The cache is filled by Modelplane's ModelCache job; engines only read it.
         mounts.append({"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH, "readOnly": True})
-    elif _downloads_to_hub_cache(replica, container):
+    elif hub_cache:
         mounts.append({"name": c.HUB_CACHE_VOLUME, "mountPath": c.HUB_CACHE_PATH})
     if container.args is not None or args:
         values["args"] = args
