@@ -427,3 +427,17 @@ def test_the_go_reader_reads_as_kubectl_does(
 ) -> None:
     """The peer's contract, checked against kubectl v1.37.2 (`kubectl annotate --local -f`) when it was written."""
     assert go_read(go_reader, stream, *flags) == (code, lines, stderr)
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize("flags", list(READERS.values()), ids=list(READERS))
+def test_a_tag_against_a_comma_is_read_otherwise_by_go_so_we_refuse_it(go_reader: Path, flags: list[str]) -> None:
+    """go-yaml takes the `,` into the tag: `[!, x]` is one item to it, two to libyaml (yamlio.kubectl_text)."""
+    from modelplane_render.errors import InputError
+    from modelplane_render.yamlio.loader import load_documents
+
+    assert go_documents(go_reader, "a: [!, x]\n", *flags) == [{"a": ["x"]}]
+    assert len(go_documents(go_reader, "a: [! , x]\n", *flags)[0]["a"]) == 2  # with a space: two items to every reader
+    assert [d.data for d in load_documents("f", "a: [! , x]\n")] == [{"a": ["", "x"]}]
+    with pytest.raises(InputError, match="a tag right against `,`"):
+        load_documents("f", "a: [!, x]\n")

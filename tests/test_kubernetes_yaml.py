@@ -163,6 +163,12 @@ def test_a_label_key_on_is_the_key_true_as_kubectl_makes_it(tmp_path: Path) -> N
             "\\/ is no escape to Kubernetes YAML (go-yaml v2 refuses the document): write / alone",
         ),
         (
+            lambda t: t.replace(ARGS, f"{ARGS}            - [!, x]\n", 1),
+            "28:16: .",
+            "a tag right against `,`: Kubernetes YAML (go-yaml v2, as kubectl and the API server read it) takes the character into the "
+            "tag and reads what follows as this value; put a space after the tag",
+        ),
+        (
             lambda t: "%TAG !e! tag:example.com,2000:\n---\n" + t,
             "1:1: .",
             "a %YAML or %TAG directive: kubectl does not read it with its document (it splits the stream at ---); remove it",

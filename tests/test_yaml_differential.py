@@ -50,7 +50,7 @@ BEYOND_CRD = "beyond-crd"
 # source line it points at, as a regex; how many texts of the corpus; why we refuse it).
 REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
     BEYOND_CRD: (
-        "", "", 114,
+        "", "", 112,
         "our checks beyond the CRD (validation/beyond_crd.py, the DRA selectors, a replica defined twice in a file): a name "
         "must fit the objects rendered from it (a device request names a claim's request, nodePoolName becomes a label "
         "value, an engine's name a LeaderWorkerSet's), ports and engine flags must be ones the output can serve (a gang's "
@@ -63,12 +63,12 @@ REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
         "GitOps needs a fixed name: Argo CD applies the same object on every sync; the server takes generateName beside a name",
     ),
     "null-label-or-annotation": (
-        r"^metadata\.(labels|annotations)\[[^]]*\]: must be a string: \S* ?reads as null", "", 6,
+        r"^metadata\.(labels|annotations)\[[^]]*\]: must be a string: \S* ?reads as null", "", 4,
         "a null label or annotation value: Go's JSON leaves a map's string empty, so the server stores ''; the replica's "
         "labels and annotations are copied onto every object it renders, so we ask for '' written out",
     ),
     "tag-beyond-core": (
-        r": YAML tag \S+ is not allowed", "", 11,
+        r": YAML tag \S+ is not allowed", "", 12,
         "go-yaml reads a tag it does not know (`!custom x`) as the text beside it, decodes !!binary's base64 and hands "
         "!!timestamp to JSON as text; we refuse a tag that says its author meant another type than the field's",
     ),
@@ -82,13 +82,13 @@ REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
         "go-yaml v2 reads `\\'` in a double-quoted scalar as a quote; libyaml (and YAML itself) know no such escape",
     ),
     "directive-after-document-end": (
-        r"^\.: a %YAML or %TAG directive", "", 4,
+        r"^\.: a %YAML or %TAG directive", "", 7,
         "a directive after `...` in the middle of a file: kubectl's splitter leaves it at the end of the piece before, "
         "where go-yaml has stopped reading, so it applies to nothing; a directive before a document's `---` breaks "
         "kubectl, and we refuse every directive",
     ),
     "second-bom": (
-        r"^\.: a second byte-order mark", "", 6,
+        r"^\.: a second byte-order mark", "", 10,
         "kubectl create -f drops two (its file reader one, go-yaml the next); the API server given the text reads the "
         "second as text before the first key, and so would any reader without kubectl's BOM override",
     ),
@@ -98,9 +98,14 @@ REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
         "picker would be given another number; we refuse it: write a string",
     ),
     "merge-key": (
-        r": YAML merge keys \(<<\) are not supported", "", 74,
+        r": YAML merge keys \(<<\) are not supported", "", 84,
         "go-yaml v2 merges `<<: *anchor` into the mapping; we ask for the keys written out, so a reader sees every field "
         "where it is",
+    ),
+    "colon-against-flow-indicator": (
+        r"^\.: YAML syntax: found unexpected ':'", r"[^\s:]:[,}\]]", 1,
+        "`{cpux:, cpu: 4}`: a key whose `:` touches the `,` or `}` after it; go-yaml reads the key with a null value, "
+        "libyaml (YAML 1.1) refuses the `:`. Refusing is the safe side: write `cpux: null`, or leave the key out",
     ),
 }  # fmt: skip
 

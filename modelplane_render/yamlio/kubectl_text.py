@@ -7,7 +7,9 @@ under sigs.k8s.io/yaml. So:
   find expected <document start>");
 - a `---` line with anything but a comment after it (`--- !!map`, `--- {}`, `----`) is the splitter's
   own error ("invalid Yaml document separator");
-- go-yaml v2 knows no `\\/` escape in a double-quoted scalar (YAML 1.2 added it; libyaml 0.2 reads it).
+- go-yaml v2 knows no `\\/` escape in a double-quoted scalar (YAML 1.2 added it; libyaml 0.2 reads it);
+- go-yaml v2 reads a `,` (or a bracket) right after a tag as part of the tag, in a flow collection too:
+  `[!, x]` is `["x"]` to it and `["", "x"]` to libyaml, and `{name: !!str, key: k}` is its syntax error.
 Each function returns (index in the text, message), or None.
 """
 
@@ -58,6 +60,26 @@ def escape(text: str) -> Optional[tuple[int, str]]:
                 for match in _ESCAPE.finditer(text, start, token.end_mark.index):
                     if match.group(1) == "/":
                         return match.start(), "\\/ is no escape to Kubernetes YAML (go-yaml v2 refuses the document): write / alone"
+    except yaml.YAMLError:
+        return None  # composing meets the syntax error at the same place and reports it
+    return None
+
+
+_TAG_AGAINST_FLOW = re.compile(r"![^\s,\[\]{}]*[,\[\]{}]")
+
+
+def tag_against_flow_indicator(text: str, loader: type) -> Optional[tuple[int, str]]:
+    """The first tag written right against a `,`, `[`, `]`, `{` or `}`, which go-yaml takes into the tag."""
+    if not _TAG_AGAINST_FLOW.search(text):
+        return None
+    try:
+        # The source's scanner (libyaml's): its tag ends where a flow indicator starts; its marks' indexes are the text's.
+        for token in yaml.scan(text, Loader=loader):
+            if isinstance(token, yaml.TagToken) and token.end_mark.index < len(text) and text[token.end_mark.index] in ",[]{}":
+                return token.start_mark.index, (
+                    f"a tag right against `{text[token.end_mark.index]}`: Kubernetes YAML (go-yaml v2, as kubectl and the API "
+                    "server read it) takes the character into the tag and reads what follows as this value; put a space after the tag"
+                )
     except yaml.YAMLError:
         return None  # composing meets the syntax error at the same place and reports it
     return None

@@ -293,7 +293,13 @@ def _load(shown: str, text: str, budget: _Budget) -> list[Document]:
 
 def _refuse_what_kubectl_refuses(text: str) -> None:
     """The first of what kubectl's splitter or go-yaml refuses in the text and libyaml reads (yamlio.kubectl_text)."""
-    found = [f for f in (kubectl_text.directive(text, _Loader), kubectl_text.separator(text), kubectl_text.escape(text)) if f]
+    checks = (
+        kubectl_text.directive(text, _Loader),
+        kubectl_text.separator(text),
+        kubectl_text.escape(text),
+        kubectl_text.tag_against_flow_indicator(text, _Loader),
+    )
+    found = [f for f in checks if f]
     if found:
         index, message = min(found)
         raise _Fault.at(*line_col(text, index), message)
