@@ -177,6 +177,8 @@ FIXTURE_MEMBERS: dict[tuple[str, str, str, str], tuple[str, int, bool, Optional[
     ("prefill-decode-kimi-k2", "kimi-k2-eks-h200-0", "kimi-decode", "Standalone"): ("vllm", 8001, True, "decode", 1),
     ("ray-gang-leader-serves", "deepseek-r1-gke-a3-0", "deepseek-r1", "Leader"): ("vllm", 8000, False, None, 3),
     ("ray-gang-leader-serves", "deepseek-r1-gke-a3-0", "deepseek-r1", "Worker"): ("vllm", 8000, False, None, 3),
+    ("ray-gang-plain-args", "deepseek-r1-eks-h200-0", "deepseek-r1", "Leader"): ("vllm", 8000, False, None, 2),
+    ("ray-gang-plain-args", "deepseek-r1-eks-h200-0", "deepseek-r1", "Worker"): ("vllm", 8000, False, None, 2),
     ("several-copies", "llama-8b-eks-l40s-0", "llama-8b", "Standalone"): ("vllm", 8000, False, None, 1),
     ("several-replicas-in-one-file", "phi-4-eks-l4-0", "phi-4", "Standalone"): ("vllm", 8000, False, None, 1),
     ("several-replicas-in-one-file", "phi-4-gke-l4-1", "phi-4", "Standalone"): ("vllm", 8000, False, None, 1),
@@ -304,12 +306,12 @@ def test_a_gang_member_is_told_only_what_its_args_leave_out() -> None:
     from modelplane_render.facts.gangs import sglang_gang, vllm_gang
 
     leader = ["--tensor-parallel-size=8", "--pipeline-parallel-size=2"]
-    assert vllm_gang(leader, "Leader", 2, leader).added == [
+    assert vllm_gang(leader, None, "Leader", 2, leader).added == [
         "--nnodes=2",
         "--node-rank=$(MODELPLANE_RANK)",
         "--master-addr=$(MODELPLANE_LEADER_ADDRESS)",
     ]
-    worker = vllm_gang(["--model=m", "--master-addr=10.0.0.1"], "Worker", 2, leader)
+    worker = vllm_gang(["--model=m", "--master-addr=10.0.0.1"], None, "Worker", 2, leader)
     assert worker.added == [
         "--nnodes=2",
         "--node-rank=$(MODELPLANE_RANK)",
@@ -318,9 +320,9 @@ def test_a_gang_member_is_told_only_what_its_args_leave_out() -> None:
         "--pipeline-parallel-size=2",
     ]
     assert worker.refusals == []
-    sglang = sglang_gang(["--tp-size=16"], "Worker", 2, ["--tp-size=16"])
+    sglang = sglang_gang(["--tp-size=16"], None, "Worker", 2, ["--tp-size=16"])
     assert sglang.added == ["--nnodes=2", "--node-rank=$(MODELPLANE_RANK)", "--dist-init-addr=$(MODELPLANE_LEADER_ADDRESS):20000"]
-    assert sglang_gang(["--tp-size=8"], "Worker", 2, ["--tp-size=16"]).refusals != []
+    assert sglang_gang(["--tp-size=8"], None, "Worker", 2, ["--tp-size=16"]).refusals != []
 
 
 def test_the_gpus_an_engines_sizes_use_a_pod() -> None:

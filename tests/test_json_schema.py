@@ -37,7 +37,7 @@ NOT_EXPRESSIBLE = {
     "decode-engine-on-sidecar-port": BEYOND,
     "shell-script-port-unreadable": BEYOND,
     "sglang-shell-script-without-host": BEYOND,
-    "gang-ray-backend-without-shell": BEYOND,
+    "gang-ray-worker-given-engine-args": BEYOND,
     "gang-nnodes-not-the-gang": BEYOND,
     "gang-worker-tensor-size-differs": BEYOND,
     "gang-leader-headless": BEYOND,

@@ -347,6 +347,61 @@ def test_no_engine_uses_more_gpus_than_its_pod_claims(case):  # type: ignore[no-
         assert gpus == 0 or tensor * pipeline <= gpus * lws["spec"]["leaderWorkerTemplate"]["size"], (case, words, gpus)
 
 
+RAY_STUB = """#!/bin/sh
+echo "ray $*" >> "$CALLS"
+if [ "$1 $2" = "start --block" ] && [ ! -e "$CALLS.head-up" ]; then touch "$CALLS.head-up"; exit 1; fi
+"""
+ENGINE_STUB = """#!/bin/sh
+echo "$(basename "$0") $*" >> "$CALLS"
+printf '%s\\0' "$@" > "$CALLS.argv"
+"""
+
+
+def _run_pod_command(container: dict[str, Any], tmp_path: Any, env: dict[str, str]) -> tuple[list[str], list[str]]:
+    """Run a rendered container's command and args under /bin/sh as the kubelet would exec them, with `ray` and the
+    engine's program stubbed on PATH: (the calls made in order, the argv the engine program got)."""
+    import os
+    import subprocess
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(exist_ok=True)
+    for name, text in (("ray", RAY_STUB), ("vllm", ENGINE_STUB)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    calls = tmp_path / "calls"
+    for leftover in (calls, tmp_path / "calls.argv", tmp_path / "calls.head-up"):
+        leftover.unlink(missing_ok=True)
+    words = [*container["command"], *container.get("args", [])]
+    run_env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "CALLS": str(calls), **env}
+    with_sleep = words[2].replace("sleep 5", "sleep 0")  # the Worker's retry pause, not what is tested
+    subprocess.run([words[0], words[1], with_sleep, *words[3:]], env=run_env, check=True, timeout=30)
+    engine_argv = (tmp_path / "calls.argv").read_bytes().split(b"\0")[:-1] if (tmp_path / "calls.argv").exists() else []
+    return calls.read_text().splitlines(), [w.decode() for w in engine_argv]
+
+
+def test_a_ray_gang_starts_ray_on_every_pod_and_the_engine_unchanged_on_the_leader(tmp_path):  # type: ignore[no-untyped-def]
+    """vLLM's Ray backend in plain args (fixtures/valid/ray-gang-plain-args): the Leader's shell starts the Ray head and
+    then execs `vllm serve` with exactly the rendered args (no word re-split or expanded by the shell); the Worker
+    retries `ray start` against the Leader's address until the head answers, and runs nothing else."""
+    (lws,) = by_kind(rendered(next(p for p in VALID if p.name == "ray-gang-plain-args")), "LeaderWorkerSet")
+    (leader, worker) = (engine_of(pod) for _, pod in pod_templates(lws))
+    args = [*leader["args"], '--chat-template-content-format=$(x) "$HOME" *']  # a word a shell would mangle as text
+    calls, engine_argv = _run_pod_command(leader | {"args": args}, tmp_path, {})
+    assert calls == ["ray start --head --port=6379", f"vllm serve {' '.join(args)}"]
+    assert engine_argv == ["serve", *args]
+    assert flag(args, "--distributed-executor-backend") == "ray" and flag(args, "--nnodes") is None
+    calls, engine_argv = _run_pod_command(worker, tmp_path, {"MODELPLANE_LEADER_ADDRESS": "leader.example"})
+    assert calls == ["ray start --block --address=leader.example:6379"] * 2 and engine_argv == []
+    assert "args" not in worker, "a Ray Worker runs no engine: no model, no flags"
+    env = {e["name"]: e.get("value") for e in worker["env"]}
+    assert env["MODELPLANE_LEADER_ADDRESS"] == "$(LWS_LEADER_ADDRESS)"
+    # Ray places vLLM's ranks on the Worker's GPUs, which load the weights there.
+    assert (
+        worker["resources"]["claims"]
+        and {"name": c.MODEL_CACHE_VOLUME, "mountPath": c.MODEL_CACHE_PATH, "readOnly": True} in worker["volumeMounts"]
+    )
+
+
 # llm-d-router v0.9.0 pkg/sidecar/proxy: nixlv2 hands prefill's kv_transfer_params to decode, which only vLLM's
 # NixlConnector returns (connector_nixlv2.go); sglang adds a bootstrap host, port and room, which SGLang answers
 # only under --disaggregation-mode. vllm/config/kv_transfer.py: a producer sends KV blocks, a consumer takes them.

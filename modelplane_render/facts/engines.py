@@ -68,7 +68,7 @@ class EngineFacts:
     health_timeout_seconds: int
     # Its parallel-size flags, and what a member of a multi-node gang is told (facts.gangs).
     parallel_flags: ParallelFlags
-    join_gang: Callable[[Sequence[str], str, int, Sequence[str]], Wiring]
+    join_gang: Callable[[Sequence[str], Optional[Sequence[str]], str, int, Sequence[str]], Wiring]
     # Flags a serving engine is told only to improve on its defaults (facts.versions: added only for a
     # release known to have them).
     quiet_flags: tuple[str, ...]

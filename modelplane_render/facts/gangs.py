@@ -13,9 +13,16 @@ flags say so. Each pod is told, where its args leave it out, what its engine nee
 - SGLang (python/sglang/srt/server_args.py, 0.5: --nnodes, --node-rank, --dist-init-addr): the same
   command on every pod, rank 0 serving HTTP; the init address on port 20000, as LWS's SGLang example.
 
-What can't be added safely is refused with the fix: vLLM's Ray backend needs `ray start` on every
-pod before vLLM starts (a shell); a Worker of a data-parallel gang needs its first rank, a product
-Kubernetes' `$(VAR)` can't compute (a shell); a size that contradicts the gang.
+- vLLM's Ray backend (the Leader's `--distributed-executor-backend=ray`): Ray must run on every pod
+  before vLLM starts, as vLLM's examples/online_serving/multi-node-serving.sh and LWS's vLLM example
+  start it. The Leader's command runs in a fixed shell that starts the Ray head and then execs it
+  unchanged (`exec "$@"`: the command and args are the shell's parameters, never its text); each Worker
+  runs only `ray start` against the Leader, retried until the head answers. vLLM itself waits for the
+  Workers' GPUs (its placement group).
+
+What can't be added safely is refused with the fix: a Worker of a data-parallel gang needs its first
+rank, a product Kubernetes' `$(VAR)` can't compute (a shell); a size that contradicts the gang; a Ray
+Worker given engine args (it runs no engine).
 """
 
 from __future__ import annotations
@@ -63,12 +70,29 @@ SGLANG_PARALLEL = ParallelFlags(
 )
 
 
+# Ray's default GCS port, which LWS's and vLLM's examples start the head on.
+RAY_PORT = 6379
+# $0 of the Leader's shell, which names it in its errors; "$@" is the engine's command and args.
+RAY_HEAD_SHELL = ("/bin/sh", "-c", f'ray start --head --port={RAY_PORT} && exec "$@"', "ray-head")
+# The Leader's Ray head may start after a Worker: `ray start` gives up on an absent head, so it is
+# retried, as vLLM's multi-node-serving.sh does. --block keeps the pod running with its raylet.
+RAY_WORKER_COMMAND = (
+    "/bin/sh",
+    "-c",
+    f'until ray start --block --address="${c.ENV_LEADER_ADDRESS}:{RAY_PORT}"; do sleep 5; done',
+)
+
+
 @dataclass
 class Wiring:
     """What one member is told to join its gang, and what of its args we refuse."""
 
     added: list[str] = field(default_factory=list)
     refusals: list[Refusal] = field(default_factory=list)
+    # A shell the engine's command runs in: its script execs "$@", the command and args as they are.
+    shell: tuple[str, ...] = ()
+    # The command a pod of the gang runs instead of an engine (a Ray Worker's `ray start`), with no args.
+    replaces: tuple[str, ...] = ()
 
 
 def size(args: Sequence[str], names: tuple[str, ...]) -> Optional[int]:
@@ -79,21 +103,24 @@ def size(args: Sequence[str], names: tuple[str, ...]) -> Optional[int]:
     return 1 if found is None else small_decimal(found[1])
 
 
-def vllm_gang(args: Sequence[str], position: str, gang_size: int, leader_args: Sequence[str]) -> Wiring:
-    """vLLM's mp backend across the gang's pods (data parallelism across pods: refused unless the user wired it)."""
+def vllm_gang(args: Sequence[str], command: Optional[Sequence[str]], position: str, gang_size: int, leader: Sequence[str]) -> Wiring:
+    """vLLM across the gang's pods: the Ray backend where the Leader asks for it, else the mp backend (data
+    parallelism across pods: refused unless the user wired it). `leader`: the words the Leader's engine starts with."""
     wiring = Wiring()
-    backend = find_flag(args, "--distributed-executor-backend")
+    backend = find_flag(leader, "--distributed-executor-backend")
     if backend is not None and backend[1] == "ray":
+        return _vllm_ray(args, command, position)
+    own = find_flag(args, "--distributed-executor-backend")
+    if position == "Worker" and own is not None and own[1] == "ray":
         wiring.refusals.append(
             (
-                ("args", backend[0]),
-                "vLLM's Ray backend needs `ray start` on every pod of the gang before vLLM starts: run the members in "
-                "a shell (as fixtures/valid/ray-gang-leader-serves does), or leave the backend out and modelplane-render "
-                "wires vLLM's mp backend (--nnodes, --node-rank, --master-addr, --headless on Workers)",
+                ("args", own[0]),
+                "the Worker asks for vLLM's Ray backend and the Leader does not: the Leader's args choose the gang's "
+                "backend; say --distributed-executor-backend=ray there, and give the Worker no args",
             )
         )
         return wiring
-    if (size(args, VLLM_PARALLEL.data) or 1) > 1 or (size(leader_args, VLLM_PARALLEL.data) or 1) > 1:
+    if (size(args, VLLM_PARALLEL.data) or 1) > 1 or (size(leader, VLLM_PARALLEL.data) or 1) > 1:
         if position == "Worker" and find_flag(args, "--data-parallel-start-rank") is None:
             wiring.refusals.append(
                 (
@@ -117,11 +144,31 @@ def vllm_gang(args: Sequence[str], position: str, gang_size: int, leader_args: S
         index = next(i for i, a in enumerate(args) if a == "--headless" or a.startswith("--headless="))
         wiring.refusals.append((("args", index), "the Leader serves the gang: --headless would start no API server; remove it"))
     if position == "Worker":
-        wiring.added += _leaders_sizes(args, leader_args, VLLM_PARALLEL, wiring)
+        wiring.added += _leaders_sizes(args, leader, VLLM_PARALLEL, wiring)
     return wiring
 
 
-def sglang_gang(args: Sequence[str], position: str, gang_size: int, leader_args: Sequence[str]) -> Wiring:
+def _vllm_ray(args: Sequence[str], command: Optional[Sequence[str]], position: str) -> Wiring:
+    """A member of a gang on vLLM's Ray backend: the Leader starts the Ray head before its engine; a Worker runs Ray only."""
+    wiring = Wiring()
+    if position == "Leader":
+        wiring.shell = RAY_HEAD_SHELL
+    elif command or args:
+        where: tuple[object, ...] = ("command",) if command else ("args",)
+        wiring.refusals.append(
+            (
+                where,
+                "a Worker of a gang on vLLM's Ray backend runs no engine, only `ray start` joining the Leader's Ray head, "
+                "which modelplane-render writes: remove the Worker's command and args (the Leader's args hold the "
+                "engine's), or start Ray yourself in a shell (as fixtures/valid/ray-gang-leader-serves does)",
+            )
+        )
+    else:
+        wiring.replaces = RAY_WORKER_COMMAND
+    return wiring
+
+
+def sglang_gang(args: Sequence[str], command: Optional[Sequence[str]], position: str, gang_size: int, leader_args: Sequence[str]) -> Wiring:
     """SGLang across the gang's pods: one command on every pod, rank 0 serving."""
     wiring = Wiring()
     given = find_flag(args, "--nnodes")

@@ -85,6 +85,9 @@ class EngineRecord:
     env: tuple[EnvFact, ...]
     leading_args: tuple[str, ...]
     trailing_args: tuple[str, ...]
+    # The command the pod runs: None keeps the container's (facts.gangs: a Ray gang's Leader runs its
+    # engine inside a shell that starts Ray first; a Ray Worker runs Ray only, with no args).
+    command: Optional[tuple[str, ...]] = None
     # What of its args can't serve as written, and why (validation reports each at its place in the container).
     refusals: tuple[Refusal, ...] = ()
 
@@ -154,10 +157,18 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
     gang_size = 1 + (workers.worker.nodes if workers and workers.worker else 0)
     leading: tuple[str, ...] = ()
     trailing = _flags(facts, args, ours) if member.role in SERVING_POSITIONS and reach else []
+    command: Optional[tuple[str, ...]] = None
+    sizes = args  # the args whose parallel sizes the pod's engine runs with
+    runs_engine = True
     if reach and member.role in ("Leader", "Worker"):
-        wiring = facts.join_gang(args, member.role, gang_size, _leader_args(engine))
+        leader = _leader_words(engine, facts)
+        wiring = facts.join_gang(args, container.command, member.role, gang_size, leader)
         trailing += wiring.added
         refusals += wiring.refusals
+        if wiring.shell:
+            command = (*wiring.shell, *(container.command or facts.server_command))
+        elif wiring.replaces:
+            command, sizes, runs_engine = wiring.replaces, leader, False
     connector = None
     if pd_role and reach:
         side, connector = facts.kv_side(args, pd_role)
@@ -167,14 +178,16 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         connector = _script_kv_side(facts, script_words, script_at, pd_role, refusals)
     trailing = _in_release(facts, container.image, trailing, refusals)
     if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
-        refusals += _size_refusals(facts, member, args, trailing, gang_size)
-    if replica.spec.model_cache_ref and needs_model_flag(facts, container):
+        refusals += _size_refusals(facts, member, sizes, trailing, gang_size)
+    if replica.spec.model_cache_ref and runs_engine and needs_model_flag(facts, container):
         # Without it vLLM silently serves its default model instead of the cache. vLLM takes
         # it first and positional (`vllm serve MODEL`): its --model is deprecated.
         if facts.positional_model:
             leading = (c.MODEL_CACHE_PATH,)
         else:
             trailing.append(f"{facts.model_flags[0]}={c.MODEL_CACHE_PATH}")
+    if not runs_engine:
+        trailing = []
     env = (GANG_ENV if member.role in ("Leader", "Worker") else ()) + (facts.pd_env if pd_role else ())
     return EngineRecord(
         engine=facts,
@@ -195,6 +208,7 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         leading_args=leading,
         trailing_args=tuple(trailing),
         refusals=tuple(refusals),
+        command=command,
     )
 
 
@@ -271,12 +285,16 @@ def _in_release(facts: EngineFacts, image: str, added: list[str], refusals: list
     return kept
 
 
-def _leader_args(engine: Engine) -> list[str]:
-    """The args of the engine's Leader's engine container (the sizes every pod of its gang shares)."""
+def _leader_words(engine: Engine, facts: EngineFacts) -> list[str]:
+    """The words the engine's Leader starts its engine with (the sizes and backend every pod of its gang shares):
+    its engine container's args, or the serving command of its script."""
     leader = engine.member("Leader")
     if leader is None:
         return []
-    return next((ct.args or [] for ct in leader.template.spec.containers if ct.name == c.ENGINE_CONTAINER), [])
+    container = next(ct for ct in leader.template.spec.containers if ct.name == c.ENGINE_CONTAINER)
+    if args_reach_engine(container):
+        return container.args or []
+    return _script_of(facts, container)[0]
 
 
 def _size_refusals(facts: EngineFacts, member: EngineMember, args: list[str], added: list[str], gang_size: int) -> list[Refusal]:

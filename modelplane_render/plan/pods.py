@@ -151,8 +151,9 @@ def _engine_container(
     """The engine container: the user's, told what the record says it must be told, with our ports, probes and mounts."""
     container = record.container
     values: dict[str, Any] = {"name": container.name, "image": container.image}
-    if container.command is not None:
-        values["command"] = list(container.command)
+    command = record.command if record.command is not None else container.command
+    if command is not None:
+        values["command"] = list(command)
     args = [*record.leading_args, *(container.args or []), *record.trailing_args]
     ports = [to_plain(p) | {"protocol": "TCP"} for p in container.ports or []]
     env = [e.plain() for e in record.env] + env_list(container.env)
