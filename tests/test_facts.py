@@ -376,3 +376,33 @@ def test_a_scripts_port_is_its_serving_commands_one_line_by_line() -> None:
     assert (record.engine, record.port, record.trailing_args, record.refusals) == (VLLM, 8001, (), ())
     unreadable = _record({"image": "x", "command": ["sh", "-c"], "args": ['exec sglang serve --host 0.0.0.0 --enable-metrics --port "$P"']})
     assert unreadable.port is None and [where for where, _ in unreadable.refusals] == [("args", 0)]
+
+
+@pytest.mark.parametrize(
+    "image,refused",
+    [
+        ("vllm/vllm-openai:v0.17.1", False),  # the last release whose wheel requires ray[cgraph]
+        ("vllm/vllm-openai:v0.18.0", True),
+        ("docker.io/vllm/vllm-openai:v0.23.0", True),
+        ("registry.example.com/ml-platform/vllm-openai-ray:v0.23.0", False),  # a build we can't read: the user's word
+        ("vllm/vllm-openai:latest", False),
+    ],
+)
+def test_a_ray_gang_needs_an_image_with_ray(image: str, refused: bool) -> None:
+    from modelplane_render.facts.gangs import vllm_gang_refusals
+
+    ray = ["--distributed-executor-backend=ray"]
+    found = vllm_gang_refusals([], "Worker", image, ray)
+    assert [field for field, _ in found] == (["image"] if refused else [])
+    assert vllm_gang_refusals([], "Worker", image, ["--tensor-parallel-size=8"]) == []  # the mp backend needs no Ray
+
+
+def test_a_data_parallel_gang_in_which_every_pod_serves_is_refused() -> None:
+    from modelplane_render.facts.gangs import vllm_gang_refusals
+
+    image, dp = "vllm/vllm-openai:v0.23.0", ["--data-parallel-size=16", "--data-parallel-size-local=8"]
+    # vllm/engine/arg_utils.py: a start rank on a node that is not headless infers hybrid load balancing.
+    assert vllm_gang_refusals([*dp, "--data-parallel-start-rank=8"], "Worker", image, dp) != []
+    assert vllm_gang_refusals([*dp, "--data-parallel-start-rank=8", "--headless"], "Worker", image, dp) == []
+    assert vllm_gang_refusals([*dp, "-dph"], "Leader", image, dp) != []
+    assert vllm_gang_refusals(dp, "Leader", image, dp) == []

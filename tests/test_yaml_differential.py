@@ -50,7 +50,7 @@ BEYOND_CRD = "beyond-crd"
 # source line it points at, as a regex; how many texts of the corpus; why we refuse it).
 REFUSED_BUT_ACCEPTED: dict[str, tuple[str, str, int, str]] = {
     BEYOND_CRD: (
-        "", "", 112,
+        "", "", 113,
         "our checks beyond the CRD (validation/beyond_crd.py, the DRA selectors, a replica defined twice in a file): a name "
         "must fit the objects rendered from it (a device request names a claim's request, nodePoolName becomes a label "
         "value, an engine's name a LeaderWorkerSet's), ports and engine flags must be ones the output can serve (a gang's "

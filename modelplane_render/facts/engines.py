@@ -15,7 +15,7 @@ from typing import Any, Optional
 from .. import constants as c
 from ..model import Container
 from .flags import find_flag, small_decimal
-from .gangs import SGLANG_PARALLEL, VLLM_PARALLEL, ParallelFlags, Wiring, sglang_gang, vllm_gang
+from .gangs import SGLANG_PARALLEL, VLLM_PARALLEL, ParallelFlags, Wiring, sglang_gang, sglang_gang_refusals, vllm_gang, vllm_gang_refusals
 from .kv_transfer import sglang_side, vllm_side
 from .shells import is_shell
 
@@ -69,6 +69,9 @@ class EngineFacts:
     # Its parallel-size flags, and what a member of a multi-node gang is told (facts.gangs).
     parallel_flags: ParallelFlags
     join_gang: Callable[[Sequence[str], Optional[Sequence[str]], str, int, Sequence[str]], Wiring]
+    # What a gang member can't run, whether its words are plain args or a script's: (words, position, image,
+    # the Leader's words) -> ("image" or "words", why).
+    gang_refusals: Callable[[Sequence[str], str, str, Sequence[str]], list[tuple[str, str]]]
     # Flags a serving engine is told only to improve on its defaults (facts.versions: added only for a
     # release known to have them).
     quiet_flags: tuple[str, ...]
@@ -110,6 +113,7 @@ VLLM = EngineFacts(
     health_timeout_seconds=5,
     parallel_flags=VLLM_PARALLEL,
     join_gang=vllm_gang,
+    gang_refusals=vllm_gang_refusals,
     # vllm/entrypoints/openai/cli_args.py (v0.16.0 on): the probes ask /health every 10 s and the picker
     # scrapes /metrics every 50 ms, each an access-log line otherwise (llm-d's guides and KServe set it too).
     quiet_flags=("--disable-access-log-for-endpoints=/health,/metrics",),
@@ -152,6 +156,7 @@ SGLANG = EngineFacts(
     health_timeout_seconds=25,
     parallel_flags=SGLANG_PARALLEL,
     join_gang=sglang_gang,
+    gang_refusals=sglang_gang_refusals,
     quiet_flags=(),
     release_images=("lmsysorg/sglang",),
     # python/sglang/srt/server_args.py: prefill/decode disaggregation from v0.4.5; the rest we add is older.

@@ -34,6 +34,7 @@ from typing import Optional
 from .. import constants as c
 from ..model import EngineMember
 from .flags import find_flag, has_flag, small_decimal
+from .versions import image_version, parse, shown
 
 # (where in the container: ("args", k) for the arg holding the flag, ("args",) for the args as a whole), message
 Refusal = tuple[tuple[object, ...], str]
@@ -166,6 +167,60 @@ def _vllm_ray(args: Sequence[str], command: Optional[Sequence[str]], position: s
     else:
         wiring.replaces = RAY_WORKER_COMMAND
     return wiring
+
+
+# vLLM's images carry Ray through v0.17.1 (the wheel's Requires-Dist: ray[cgraph]>=2.48.0); from v0.18.0
+# the wheel, and so vllm/vllm-openai, has none: `ray: not found` on every pod of a Ray gang.
+VLLM_IMAGE_WITHOUT_RAY = "0.18.0"
+VLLM_IMAGES = ("vllm/vllm-openai",)
+
+# vllm/engine/arg_utils.py (v0.23.0): data parallelism in which each node runs its own API server for its
+# own ranks, balanced from outside: hybrid (-dph; inferred from --data-parallel-start-rank on a node that is
+# not --headless), external (-dpe, -dpm, or a --data-parallel-rank of its own).
+_EVERY_POD_SERVES = (
+    "--data-parallel-hybrid-lb",
+    "-dph",
+    "--data-parallel-external-lb",
+    "-dpe",
+    "--data-parallel-multi-port-external-lb",
+    "-dpm",
+    "--data-parallel-rank",
+    "-dpn",
+)
+
+
+def vllm_gang_refusals(words: Sequence[str], position: str, image: str, leader: Sequence[str]) -> list[tuple[str, str]]:
+    """What a vLLM gang's member can't run, in its args or its script alike: ("image" or "words", why)."""
+    refusals = []
+    backend = find_flag(leader, "--distributed-executor-backend")
+    version = image_version(image, VLLM_IMAGES)
+    if backend is not None and backend[1] == "ray" and version is not None and version >= parse(VLLM_IMAGE_WITHOUT_RAY):
+        refusals.append(
+            (
+                "image",
+                f"{image} runs vLLM {shown(version)}, whose image has no Ray (vLLM's images dropped it in "
+                f"{VLLM_IMAGE_WITHOUT_RAY}), and this gang's Ray backend runs `ray` on every pod: use an image that adds it "
+                f"(FROM {image}, RUN pip install 'ray[cgraph]'), or leave the backend out and modelplane-render wires "
+                "vLLM's mp backend",
+            )
+        )
+    hybrid = position == "Worker" and has_flag(words, "--data-parallel-start-rank", "-dpr") and not has_flag(words, "--headless")
+    if hybrid or has_flag(words, *_EVERY_POD_SERVES):
+        refusals.append(
+            (
+                "words",
+                "every pod of this data-parallel gang would serve its own ranks over HTTP (vLLM's hybrid or external load "
+                "balancing; --data-parallel-start-rank on a Worker without --headless implies it), and modelplane-render "
+                "puts only a gang's Leader in the pool: the Workers' ranks would get no traffic. Run each Worker "
+                "--headless, so the Leader's API server balances every rank",
+            )
+        )
+    return refusals
+
+
+def sglang_gang_refusals(words: Sequence[str], position: str, image: str, leader: Sequence[str]) -> list[tuple[str, str]]:
+    """SGLang serves from rank 0 alone in every multi-node mode (python/sglang/srt/entrypoints/http_server.py)."""
+    return []
 
 
 def sglang_gang(args: Sequence[str], command: Optional[Sequence[str]], position: str, gang_size: int, leader_args: Sequence[str]) -> Wiring:

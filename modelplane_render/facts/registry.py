@@ -158,17 +158,21 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
     leading: tuple[str, ...] = ()
     trailing = _flags(facts, args, ours) if member.role in SERVING_POSITIONS and reach else []
     command: Optional[tuple[str, ...]] = None
-    sizes = args  # the args whose parallel sizes the pod's engine runs with
+    ray = False  # a gang on vLLM's Ray backend: Ray places the ranks on whichever pods have GPUs
     runs_engine = True
-    if reach and member.role in ("Leader", "Worker"):
+    if member.role in ("Leader", "Worker"):
         leader = _leader_words(engine, facts)
+        words = args if reach else script_words
+        for field, why in facts.gang_refusals(words, member.role, container.image, leader):
+            refusals.append((("image",) if field == "image" else ("args",) if reach else script_at, why))
+    if reach and member.role in ("Leader", "Worker"):
         wiring = facts.join_gang(args, container.command, member.role, gang_size, leader)
         trailing += wiring.added
         refusals += wiring.refusals
         if wiring.shell:
-            command = (*wiring.shell, *(container.command or facts.server_command))
+            command, ray = (*wiring.shell, *(container.command or facts.server_command)), True
         elif wiring.replaces:
-            command, sizes, runs_engine = wiring.replaces, leader, False
+            command, ray, runs_engine = wiring.replaces, True, False
     connector = None
     if pd_role and reach:
         side, connector = facts.kv_side(args, pd_role)
@@ -178,7 +182,10 @@ def resolve(member: EngineMember, engine: Engine, replica: ModelReplica) -> Engi
         connector = _script_kv_side(facts, script_words, script_at, pd_role, refusals)
     trailing = _in_release(facts, container.image, trailing, refusals)
     if reach and not refusals:  # a gang refused as written: its sizes would only repeat that
-        refusals += _size_refusals(facts, member, sizes, trailing, gang_size)
+        if not ray:
+            refusals += _size_refusals(facts, member, args, trailing, gang_size)
+        elif runs_engine:
+            refusals += _ray_size_refusals(facts, engine, args)
     if replica.spec.model_cache_ref and runs_engine and needs_model_flag(facts, container):
         # Without it vLLM silently serves its default model instead of the cache. vLLM takes
         # it first and positional (`vllm serve MODEL`): its --model is deprecated.
@@ -316,6 +323,24 @@ def _size_refusals(facts: EngineFacts, member: EngineMember, args: list[str], ad
             where,
             f"{how} {uses}, but each pod of this member claims {claimed} (its deviceRequests of a gpu.* DeviceClass): "
             "the engine stops at its start; claim as many as the sizes use, or lower the sizes",
+        )
+    ]
+
+
+def _ray_size_refusals(facts: EngineFacts, engine: Engine, args: list[str]) -> list[Refusal]:
+    """A Ray gang's sizes against the GPUs of all its pods: vLLM's placement group asks one GPU a rank, packed onto
+    whichever pods have them (vllm/v1/executor/ray_utils.py), and waits for ever short of them."""
+    claimed = sum(accelerators(m) * (m.worker.nodes if m.worker else 1) for m in engine.members)
+    need, how = per_pod(args, facts.parallel_flags, 1)
+    if not claimed or not how or (need is not None and need <= claimed):
+        return []
+    tensor = find_flag(args, *facts.parallel_flags.tensor)
+    where: tuple[object, ...] = ("args", tensor[0]) if tensor is not None else ("args",)
+    return [
+        (
+            where,
+            f"{how} uses {need} GPUs, but the gang's pods claim {claimed} in all (their deviceRequests of a gpu.* "
+            "DeviceClass), and vLLM's Ray placement group waits for a GPU a rank: claim as many as the sizes use, or lower the sizes",
         )
     ]
 

@@ -15,6 +15,7 @@ from .. import constants as c
 from .. import names
 from ..errors import FieldPath, Finding, MapKey
 from ..facts.flags import has_flag
+from ..facts.gangs import accelerators
 from ..facts.picker import PICKER_ENV, PICKER_FLAGS
 from ..facts.registry import RESERVED_ENV, EngineRecord, ResolvedReplica, resolve_replica
 from ..model import Container, EngineMember, ModelReplica
@@ -83,6 +84,7 @@ def check_replica(replica: ModelReplica, document: Document, namespace: str | No
     errors.extend(_check_ports(replica, resolved, document))
     errors.extend(_check_engine_commands(resolved, document))
     errors.extend(_engine_refusals(resolved, document))
+    errors.extend(_check_gpu_less_members(resolved, document))
     errors.extend(_check_kv_transfer(resolved, document))
     errors.extend(_check_picker(replica, document))
     return errors
@@ -137,6 +139,37 @@ def _engine_refusals(resolved: ResolvedReplica, document: Document) -> Iterator[
             cpath: FieldPath = ("spec", "engines", i, "members", j, "template", "spec", "containers", record.container_index)
             for where, message in record.refusals:
                 yield document.error(cpath + tuple(where), message)  # type: ignore[arg-type]
+
+
+def _check_gpu_less_members(resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
+    """A gang member that claims no GPU beside members that do: the CRD allows it (a Leader that only coordinates),
+    but no engine we run is such an engine. Each pod of a gang runs ranks, and the one that starts the engine needs a
+    GPU to start at all: vLLM finds no platform without one ("Failed to infer device type", vllm/config/device.py),
+    on the Ray backend as on mp; SGLang puts rank 0 on the Leader."""
+    for i, records in enumerate(resolved.records):
+        if not any(accelerators(r.member) for r in records):
+            continue
+        for j, record in enumerate(records):
+            if accelerators(record.member) or _names_a_gpu_resource(record.member):
+                continue
+            yield document.error(
+                ("spec", "engines", i, "members", j, "role"),
+                f"this {record.position} claims no GPU (no deviceRequests of a gpu.* DeviceClass, no GPU resource) while its "
+                f"engine's other members do: {record.engine.name} runs ranks on every pod of a gang, and the pod that starts "
+                "it needs a GPU to start at all (vLLM stops at 'Failed to infer device type', on the Ray backend too); "
+                "claim the GPUs its ranks use",
+            )
+
+
+def _names_a_gpu_resource(member: EngineMember) -> bool:
+    """Whether a container of the member asks for GPUs the device plugin way (nvidia.com/gpu, amd.com/gpu)."""
+    return any(
+        "gpu" in name
+        for container in member.template.spec.containers
+        if container.resources
+        for amounts in (container.resources.limits, container.resources.requests)
+        for name in amounts or {}
+    )
 
 
 def _check_kv_transfer(resolved: ResolvedReplica, document: Document) -> Iterator[Finding]:
