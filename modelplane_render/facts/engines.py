@@ -41,6 +41,12 @@ class EngineFacts:
     name: str
     # The value of the picker's llm-d.ai/engine-type pod label, which chooses the metric names it scrapes.
     engine_type: str
+    # What the picker scrapes from an engine of that type (llm-d-router v0.9.0
+    # pkg/epp/framework/plugins/datalayer/extractor/metrics/factories.go): queued and running requests, KV-cache
+    # use, the KV block size; a family it misses is counted as an extract error and its scores go stale.
+    # The LoRA family appears only once an adapter is loaded, and the picker takes its absence quietly.
+    picker_metrics: tuple[str, ...]
+    picker_lora_metrics: tuple[str, ...]
     # How a container is recognised as this engine (facts.registry.recognise): its program named in its
     # command, its args after an interpreter, or its shell script (program_marks: a word's basename, before
     # the command's first flag), or, with no command, an image repository that contains one of image_marks.
@@ -88,6 +94,8 @@ class EngineFacts:
 VLLM = EngineFacts(
     name="vLLM",
     engine_type="vllm",
+    picker_metrics=("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc", "vllm:cache_config_info"),
+    picker_lora_metrics=("vllm:lora_requests_info",),
     # `vllm serve`, `python3 -m vllm.entrypoints.openai.api_server`; and the registry's default: whatever
     # names no other engine is vLLM (its images, llm-d's).
     program_marks=("vllm", "vllm.entrypoints.openai.api_server"),
@@ -125,6 +133,8 @@ VLLM = EngineFacts(
         "--master-addr": ("0.11.1", True),
         "--headless": ("0.11.1", True),
         # vllm/distributed/kv_transfer/kv_connector/v1/nixl_connector.py: the NixlConnector, from v0.9.0.
+        # vLLM 0.32 (which tests/test_real_engine.py runs) takes the same config and runs it as a pulling
+        # connector (NixlPullConnector): decode reads prefill's blocks, as on v0.23.0.
         "--kv-transfer-config": ("0.9.0", True),
         "--disable-access-log-for-endpoints": ("0.16.0", False),
     },
@@ -136,6 +146,8 @@ VLLM = EngineFacts(
 SGLANG = EngineFacts(
     name="SGLang",
     engine_type="sglang",
+    picker_metrics=("sglang:num_queue_reqs", "sglang:num_running_reqs", "sglang:token_usage", "sglang:cache_config_info"),
+    picker_lora_metrics=(),
     # `python3 -m sglang.launch_server`, `sglang serve`, in a command, its args or a script; lmsysorg/sglang.
     program_marks=("sglang", "sglang.launch_server"),
     image_marks=("sglang",),

