@@ -33,6 +33,7 @@ from conftest import ROOT, VALID
 from modelplane_render import crd, names
 from modelplane_render.options import Options, parse_affinity
 from modelplane_render.pipeline import render_paths
+from modelplane_render.plan.pods import claim_name_content
 
 FIXTURES = {p.name: p for p in VALID}
 Replica = dict[str, Any]
@@ -79,7 +80,8 @@ def test_a_claim_templates_name_hashes_the_spec_it_is_rendered_with(case: str) -
             for claim in pod["spec"].get("resourceClaims", []):
                 claimed = objects[("ResourceClaimTemplate", claim["resourceClaimTemplateName"])]
                 role = position or pod["metadata"]["labels"]["modelplane.ai/role"]
-                assert claim["resourceClaimTemplateName"] == names.claim_template_name(replica, engine, role, claimed["spec"])
+                content = claim_name_content(claimed["spec"])
+                assert claim["resourceClaimTemplateName"] == names.claim_template_name(replica, engine, role, content)
 
 
 DEVICE_EDITS: dict[str, Callable[[Replica], None]] = {
@@ -418,11 +420,11 @@ def test_every_edit_applies_as_an_update(cluster: tuple[Any, Path], edit: str, m
     assert renamed <= renamable, f"{edit}: renamed {sorted(renamed)}"
 
 
-def _previous_release_render(tmp_path: Path, source: Path) -> str:
+def _previous_release_render(tmp_path: Path, source: Path, release: str = PREVIOUS_RELEASE) -> str:
     """`render` of the previous release: its tree from git, run with this interpreter."""
     tree = tmp_path / "previous"
     tree.mkdir()
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", PREVIOUS_RELEASE], capture_output=True, check=True).stdout
+    archive = subprocess.run(["git", "-C", str(ROOT), "archive", release], capture_output=True, check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tree, filter="data")
     done = subprocess.run(
@@ -456,3 +458,35 @@ def test_upgrading_the_renderer_applies_as_an_update(cluster: tuple[Any, Path], 
     _prune(cluster, gone)
     assert {kind for kind, _ in gone} <= {"ResourceClaimTemplate"}
     assert {kind for kind, _ in gone} == {"ResourceClaimTemplate"}, "every claim template is renamed by this upgrade"
+
+
+# The render before claim templates wrote out allocationMode: ExactCount (which the server defaults).
+BEFORE_ALLOCATION_MODE = "f15b14c"
+
+
+@pytest.mark.real_peers
+@pytest.mark.parametrize("mode", ["client-side", "server-side"])
+def test_a_claim_template_reads_back_as_rendered_and_the_upgrade_renames_none(cluster: tuple[Any, Path], mode: str, tmp_path: Path) -> None:
+    """Argo CD compares the live object with the rendered one, and a device request list is atomic: a default the
+    server writes into it (allocationMode) made every app OutOfSync for ever. The live spec must read back as
+    rendered; and the upgrade that wrote the default out keeps every name (no pod restarts) and applies."""
+    namespace = f"alloc-{mode[0]}"
+    cluster[0].create_namespace(namespace)
+    source = tmp_path / "replica.yaml"
+    source.write_text(json.dumps(_in_namespace(_fixture("prefill-decode-kimi-k2"), namespace)))
+    text_a = _previous_release_render(tmp_path, source, BEFORE_ALLOCATION_MODE)
+    rendered = render_paths([str(source)], Options())
+    claims_a = {
+        name
+        for (kind, name) in ((o["kind"], o["metadata"]["name"]) for o in yaml.safe_load_all(text_a) if o)
+        if kind == "ResourceClaimTemplate"
+    }
+    claims_b = {o["metadata"]["name"]: o for o in rendered.objects if o["kind"] == "ResourceClaimTemplate"}
+    assert claims_a == set(claims_b) and claims_a
+    _apply(cluster, text_a, mode)
+    _apply(cluster, rendered.text, mode)
+    for name, claim in claims_b.items():
+        live = json.loads(_kubectl(cluster, "get", "-n", namespace, "resourceclaimtemplate", name, "-o", "json").stdout)
+        # The device requests, an atomic list, read back exactly (the claim's `metadata: {}` the server adds is a
+        # map beside them: a three-way merge keeps it, and Argo CD's diff with it).
+        assert live["spec"]["spec"] == claim["spec"]["spec"], name

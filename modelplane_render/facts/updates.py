@@ -36,6 +36,25 @@ def _set_field(*path: str) -> Callable[[dict[str, Any], dict[str, Any]], Optiona
     return changed
 
 
+def _claim_spec(before: dict[str, Any], after: dict[str, Any]) -> Optional[str]:
+    """The spec as the server compares it, defaults written: a request that says no allocationMode is ExactCount
+    (k8s pkg/apis/resource/v1 defaults), so writing it out changes nothing."""
+    return "spec" if _defaulted(_at(before, "spec")) != _defaulted(_at(after, "spec")) else None
+
+
+def _defaulted(spec: Any) -> Any:
+    requests = _at(spec, "spec", "devices", "requests")
+    if not isinstance(requests, list):
+        return spec
+    written = [
+        {**r, "exactly": {"allocationMode": "ExactCount", **r["exactly"]}}
+        if isinstance(r, dict) and isinstance(r.get("exactly"), dict)
+        else r
+        for r in requests
+    ]
+    return {**spec, "spec": {**spec["spec"], "devices": {**spec["spec"]["devices"], "requests": written}}}
+
+
 def _became_immutable(before: dict[str, Any], after: dict[str, Any]) -> Optional[str]:
     return "data (the object is immutable: true)" if before.get("immutable") is True and before != after else None
 
@@ -43,7 +62,7 @@ def _became_immutable(before: dict[str, Any], after: dict[str, Any]) -> Optional
 # kind -> the checks of an update; each returns the field it refuses, or None.
 IMMUTABLE: dict[str, tuple[tuple[Callable[[dict[str, Any], dict[str, Any]], Optional[str]], str], ...]] = {
     # k8s pkg/apis/resource/validation/validation.go ValidateResourceClaimTemplateUpdate
-    "ResourceClaimTemplate": ((_field("spec"), "kube-apiserver: a ResourceClaimTemplate's spec is immutable"),),
+    "ResourceClaimTemplate": ((_claim_spec, "kube-apiserver: a ResourceClaimTemplate's spec is immutable"),),
     # k8s pkg/apis/rbac/validation/validation.go ValidateRoleBindingUpdate
     "RoleBinding": ((_field("roleRef"), "kube-apiserver: a RoleBinding's roleRef is immutable"),),
     # k8s pkg/apis/apps/validation/validation.go ValidateDeploymentUpdate (apps/v1)

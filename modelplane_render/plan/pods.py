@@ -13,11 +13,17 @@ from ..model import Container, EngineMember, EnvVar, ModelReplica, to_plain
 from ..options import Options
 from ..options.parsers import toleration_object
 
+# The API server writes allocationMode: ExactCount into a request that says none (resource.k8s.io/v1
+# defaults), and `requests` is an atomic list: Argo CD's diff (gitops-engine's scheme knows no
+# resource.k8s.io defaults) then finds the whole list changed, and the app stays OutOfSync for ever,
+# self-heal applying it again and again (seen with Argo CD v3.2.11). So it is written out.
+ALLOCATION_MODE = "ExactCount"
+
 
 def device_requests(member: EngineMember) -> list[dict[str, Any]]:
     requests = []
     for request in member.device_requests or []:
-        exactly: dict[str, Any] = {"deviceClassName": request.device_class_name, "count": request.count}
+        exactly: dict[str, Any] = {"deviceClassName": request.device_class_name, "allocationMode": ALLOCATION_MODE, "count": request.count}
         selectors = [{"cel": {"expression": s.cel}} for s in request.selectors or [] if s.cel]
         if selectors:
             exactly["selectors"] = selectors
@@ -27,8 +33,19 @@ def device_requests(member: EngineMember) -> list[dict[str, Any]]:
 
 def claim_template_spec(member: EngineMember) -> dict[str, Any]:
     """A ResourceClaimTemplate's `spec` as templates/resourceclaimtemplate.yaml.j2 writes it (a test holds the two
-    equal): what its name hashes, since the API server never changes it in place."""
+    equal)."""
     return {"spec": {"devices": {"requests": device_requests(member)}}}
+
+
+def claim_name_content(spec: dict[str, Any]) -> dict[str, Any]:
+    """What a claim template's name hashes, since the API server never changes its spec in place: the spec less the
+    allocationMode the server writes anyway. A template that says it is the same object as one that doesn't, and
+    keeps its name: a new name would restart every pod that claims through it."""
+    requests = [
+        {**r, "exactly": {k: v for k, v in r["exactly"].items() if (k, v) != ("allocationMode", ALLOCATION_MODE)}}
+        for r in spec["spec"]["devices"]["requests"]
+    ]
+    return {"spec": {"devices": {"requests": requests}}}
 
 
 def env_list(entries: Optional[list[EnvVar]]) -> list[dict[str, Any]]:

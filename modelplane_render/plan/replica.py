@@ -12,7 +12,7 @@ from ..model import ModelReplica
 from ..options import Options
 from . import ReplicaPlan
 from .picker import picker_config_text, picker_deployment
-from .pods import claim_template_spec, pod
+from .pods import claim_name_content, claim_template_spec, pod
 
 
 def plan_replica(replica: ModelReplica, options: Options, source: str) -> ReplicaPlan:
@@ -46,7 +46,7 @@ def plan_replica(replica: ModelReplica, options: Options, source: str) -> Replic
             claim = None
             if record.member.device_requests:
                 spec = claim_template_spec(record.member)
-                claim = names.claim_template_name(name, engine.name, record.position, spec)
+                claim = names.claim_template_name(name, engine.name, record.position, claim_name_content(spec))
                 add(
                     kinds.RESOURCE_CLAIM_TEMPLATE,
                     claim,

@@ -114,7 +114,8 @@ def impacts(base: Side, head: Side, changes: list[Any]) -> list[str]:
             workloads = [c.title for c in group if c.status == status and c.key[1] in ("LeaderWorkerSet", "Deployment")]
             if workloads:
                 said.append(f"{', '.join(workloads)} {one if len(workloads) == 1 else many}")
-        rest = [c for c in group if c.key[1] not in ("LeaderWorkerSet", "Deployment", "ResourceClaimTemplate")]
+        # A claim template changed in place (not refused) is one whose spec says what the server had defaulted.
+        rest = [c for c in group if c.key[1] not in ("LeaderWorkerSet", "Deployment") and not (c in added or c in removed)]
         if rest and not said:
             said.append(f"{len(rest)} object{'s' if len(rest) != 1 else ''} change{'s' if len(rest) == 1 else ''}, no pod restarts")
         if refused:
