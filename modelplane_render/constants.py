@@ -96,3 +96,6 @@ PICKER_CONFIG_API = "llm-d.ai/v1alpha1"
 RENDER_CONFIG_GROUP = "render.modelplane.ai"
 RENDER_CONFIG_API = f"{RENDER_CONFIG_GROUP}/v1alpha1"
 RENDER_CONFIG_KIND = "RenderConfig"
+
+# resource.k8s.io/v1 defaults a device request with no allocationMode to this (plan.pods writes it out).
+DEFAULT_ALLOCATION_MODE = "ExactCount"

@@ -315,8 +315,7 @@ def _size_refusals(facts: EngineFacts, member: EngineMember, args: list[str], ad
     need, how = per_pod([*args, *added], facts.parallel_flags, gang_size)
     if not how or (need is not None and need <= claimed):
         return []
-    tensor = find_flag(args, *facts.parallel_flags.tensor)
-    where: tuple[object, ...] = ("args", tensor[0]) if tensor is not None else ("args",)
+    where = _tensor_place(facts, args)
     uses = f"uses {need} GPUs a pod" if need is not None else "is not a whole number of GPUs a pod"
     return [
         (
@@ -334,15 +333,19 @@ def _ray_size_refusals(facts: EngineFacts, engine: Engine, args: list[str]) -> l
     need, how = per_pod(args, facts.parallel_flags, 1)
     if not claimed or not how or (need is not None and need <= claimed):
         return []
-    tensor = find_flag(args, *facts.parallel_flags.tensor)
-    where: tuple[object, ...] = ("args", tensor[0]) if tensor is not None else ("args",)
     return [
         (
-            where,
+            _tensor_place(facts, args),
             f"{how} uses {need} GPUs, but the gang's pods claim {claimed} in all (their deviceRequests of a gpu.* "
             "DeviceClass), and vLLM's Ray placement group waits for a GPU a rank: claim as many as the sizes use, or lower the sizes",
         )
     ]
+
+
+def _tensor_place(facts: EngineFacts, args: list[str]) -> tuple[object, ...]:
+    """Where a sizes refusal points: the tensor-parallel flag when the args have one, else the args."""
+    tensor = find_flag(args, *facts.parallel_flags.tensor)
+    return ("args", tensor[0]) if tensor is not None else ("args",)
 
 
 def _serving_needs(facts: EngineFacts, args: list[str]) -> list[tuple[str, str]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Optional
 
+from .. import constants as c
+
 
 def _at(obj: dict[str, Any], *path: str) -> Any:
     for key in path:
@@ -47,7 +49,7 @@ def _defaulted(spec: Any) -> Any:
     if not isinstance(requests, list):
         return spec
     written = [
-        {**r, "exactly": {"allocationMode": "ExactCount", **r["exactly"]}}
+        {**r, "exactly": {"allocationMode": c.DEFAULT_ALLOCATION_MODE, **r["exactly"]}}
         if isinstance(r, dict) and isinstance(r.get("exactly"), dict)
         else r
         for r in requests

@@ -17,7 +17,7 @@ from ..options.parsers import toleration_object
 # defaults), and `requests` is an atomic list: Argo CD's diff (gitops-engine's scheme knows no
 # resource.k8s.io defaults) then finds the whole list changed, and the app stays OutOfSync for ever,
 # self-heal applying it again and again (seen with Argo CD v3.2.11). So it is written out.
-ALLOCATION_MODE = "ExactCount"
+ALLOCATION_MODE = c.DEFAULT_ALLOCATION_MODE
 
 
 def device_requests(member: EngineMember) -> list[dict[str, Any]]:
