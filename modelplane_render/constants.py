@@ -81,8 +81,8 @@ PICKER_HEALTH_PORT = 9003
 PICKER_METRICS_PORT = 9090
 PICKER_CONFIG_KEY = "epp-config.yaml"
 PICKER_CONFIG_DIR = "/config"
-# Two pickers on different nodes with leader election: a node drain never leaves the pool blind.
-PICKER_REPLICAS = 2
+# One picker a pool, without leader election (facts.picker: why not a standby).
+PICKER_REPLICAS = 1
 PICKER_GRPC_SERVICE_PORT_NAME = "grpc-ext-proc"
 
 # API versions of what we emit.

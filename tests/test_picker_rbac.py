@@ -3,8 +3,8 @@
 A kube-apiserver with --authorization-mode=RBAC, the CRDs the picker watches installed, and each
 valid fixture's ServiceAccount, Role and RoleBinding created for real; then a SubjectAccessReview
 asks, as the picker's ServiceAccount, for every verb on every resource the picker uses
-(llm-d-router v0.9.0: pkg/epp/server/controller_manager.go caches, leader election, its events).
-One refused watch is enough to keep the picker from ever being Ready (docs/design.md: the endpoint picker).
+(llm-d-router v0.9.0: pkg/epp/server/controller_manager.go caches), and nothing it does not: without leader election it
+writes nothing. One refused watch is enough to keep the picker from ever being Ready (docs/design.md: the endpoint picker).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from modelplane_render.pipeline import render_paths
 pytestmark = pytest.mark.real_peers
 
 WATCHES = PICKER_WATCHES
-# controller-runtime's leader election (a Lease it creates and renews) and its event recorder.
-ALSO = [("coordination.k8s.io", "leases", verb) for verb in ("get", "create", "update")] + [("", "events", "create")]
+# Without leader election the picker writes nothing: no Lease, no Event. Nor may it.
+NEVER = [("coordination.k8s.io", "leases", "create"), ("", "events", "create"), ("", "pods", "update")]
 
 
 def allowed(api: Any, user: str, namespace: str, group: str, resource: str, verb: str) -> bool:
@@ -54,8 +54,9 @@ def test_the_pickers_service_account_may_do_all_the_picker_does(rbac_api, case):
     for account in accounts:
         namespace, name = account["metadata"]["namespace"], account["metadata"]["name"]
         user = f"system:serviceaccount:{namespace}:{name}"
-        asks = [(g, r, v) for g, r in WATCHES for v in ("list", "watch")] + ALSO
+        asks = [(g, r, v) for g, r in WATCHES for v in ("list", "watch")]
         refused = [ask for ask in asks if not allowed(rbac_api, user, namespace, *ask)]
         assert refused == [], f"{user} may not {refused}"
+        assert [ask for ask in NEVER if allowed(rbac_api, user, namespace, *ask)] == []
         # And no more than its own namespace: the Role is not a ClusterRole.
         assert not allowed(rbac_api, user, "kube-system", "", "pods", "list")

@@ -35,6 +35,9 @@ SIDECAR_DEFAULT_PORT = 8000
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash"}
 # cmd/epp/runner/health.go with --ha-enable-leader-election: liveness is SERVING on every replica,
 # readiness (and "" and the ext-proc name) only on the leader; any other name is SERVICE_UNKNOWN.
+# cmd/epp/runner/health.go at v0.9.0: with leader election, these answer on every replica (liveness) and on
+# the leader only (readiness); without it, every name answers as readiness does. A probe must ask for one
+# the server answers either way ("inference-extension" gets SERVICE_UNKNOWN under leader election).
 LIVENESS_ANSWERED_BY_EVERY_REPLICA = {"liveness"}
 READINESS_ANSWERED_BY_THE_LEADER = {"readiness", "", "envoy.service.ext_proc.v3.ExternalProcessor"}
 # pkg/epp/server/controller_manager.go and controller_config.go: what the picker lists and watches.
@@ -227,11 +230,14 @@ def test_serving_pods_drain_before_they_stop(case):  # type: ignore[no-untyped-d
 def test_the_pickers_probes_ask_for_services_its_health_server_answers(case):  # type: ignore[no-untyped-def]
     for deployment in by_kind(rendered(case), "Deployment"):
         (container,) = deployment["spec"]["template"]["spec"]["containers"]
-        assert "--ha-enable-leader-election" in container["args"] and deployment["spec"]["replicas"] > 1
+        # One picker, every replica of it Ready once the pool syncs: Argo CD and `kubectl rollout status`
+        # read the Deployment available (with a standby under leader election they never would).
+        assert not any(a.startswith("--ha-enable-leader-election") for a in container["args"]) and deployment["spec"]["replicas"] == 1
         assert container["livenessProbe"]["grpc"]["service"] in LIVENESS_ANSWERED_BY_EVERY_REPLICA
         assert container["readinessProbe"]["grpc"]["service"] in READINESS_ANSWERED_BY_THE_LEADER
-        # Only the leader is Ready: a rolling update would wait forever for a new pod to be.
-        assert deployment["spec"]["strategy"] == {"type": "Recreate"}
+        # The new picker starts before the old one stops, and is trusted only once it has had time to listen.
+        assert deployment["spec"]["strategy"] == {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}}
+        assert deployment["spec"]["minReadySeconds"] >= 3
 
 
 @CASES
@@ -243,7 +249,7 @@ def test_the_pickers_role_lets_it_list_and_watch_all_it_watches(case):  # type: 
                 group in rule["apiGroups"] and resource in rule["resources"] and {"list", "watch"} <= set(rule["verbs"])
                 for rule in role["rules"]
             ), (group, resource)
-    assert by_kind(objects, "PodDisruptionBudget") == [], "with one Ready picker, any budget forbids draining its node"
+    assert by_kind(objects, "PodDisruptionBudget") == [], "over one picker, any budget forbids draining its node"
 
 
 @CASES

@@ -16,7 +16,7 @@ PICKER_FLAGS = {
     "--grpc-health-port": _FOLLOWS_POOL,
     "--metrics-port": _FOLLOWS_POOL,
     "--metrics-endpoint-auth": _FOLLOWS_POOL,
-    "--ha-enable-leader-election": "two pickers share the pool by leader election",
+    "--ha-enable-leader-election": "one picker serves the pool: a standby is never Ready, so its Deployment never reads available",
     # pkg/epp/server/options.go: TLS on by default, with a self-signed certificate unless --cert-path.
     "--secure-serving": "it follows --picker-plaintext (Argo CD: picker-plaintext; a RenderConfig: spec.pickerPlaintext)",
 }
@@ -28,13 +28,27 @@ PICKER_ENV = ("NAMESPACE", "POD_NAME")
 # picker args say --tracing themselves (with the OTEL_* env they give it).
 TRACING_FLAG = "--tracing"
 
-# cmd/epp/runner/health.go: with --ha-enable-leader-election the health server answers these two
-# services (and "" and the ext-proc service name) by its own rule: liveness while the process runs,
-# readiness only on the leader once its caches are synced. The ext-proc name,
-# "envoy.service.ext_proc.v3.ExternalProcessor", is a readiness check too. Probing
-# "inference-extension", the single-replica chart's name, gets SERVICE_UNKNOWN: liveness would kill
-# every picker forever. The chart switches to these when replicas > 1
-# (config/charts/routerlib/templates/_deployment.yaml).
+# One picker, no leader election, rolled with a surge. With --ha-enable-leader-election (llm-d's chart
+# with replicas > 1, and ours before) only the leader is Ready (cmd/epp/runner/health.go): a standby
+# keeps the Deployment's available replicas below its updated ones for ever, which Argo CD's health
+# (gitops-engine health_deployment.go) and `kubectl rollout status` read as Progressing, then Degraded
+# at the progress deadline. Nor did the standby buy much: a draining leader keeps the lease until its
+# open streams end (controller-runtime releases it after the runnables stop, up to 30 s), and the
+# pool's failureMode FailOpen routes without picking meanwhile. Without leader election two pickers
+# write nothing to the API server and both serve (run by hand: docs/design.md), so a rolling update
+# that starts the new pod before stopping the old one leaves no gap.
+PICKER_MAX_SURGE = 1
+PICKER_MAX_UNAVAILABLE = 0
+# The health server can answer SERVING up to 2.3 s before the ext-proc port listens (measured: the
+# gRPC server makes its self-signed RSA-4096 certificate first, internal/tls/tls.go): the old picker
+# must not be stopped the moment the new one reads Ready.
+PICKER_MIN_READY_SECONDS = 5
+
+# cmd/epp/runner/health.go: without leader election every service name answers alike (SERVING once the
+# InferencePool is in the datastore); with it, "liveness" while the process runs and "readiness" on
+# the leader only, and the single-replica chart's "inference-extension" gets SERVICE_UNKNOWN. These two
+# mean the same now and stay right if leader election is ever turned on: "inference-extension" would
+# then have liveness kill every picker.
 LIVENESS_SERVICE = "liveness"
 READINESS_SERVICE = "readiness"
 
@@ -42,9 +56,9 @@ READINESS_SERVICE = "readiness"
 # caches pods, its InferencePool, and InferenceObjective and InferenceModelRewrite in whichever group
 # discovery finds (controller_config.go: llm-d.ai first, then the legacy inference.networking.x-k8s.io).
 # One forbidden watch stops every controller: the pool never syncs, readiness never passes, and
-# the picker exits after the 2-minute cache-sync timeout. Leader election takes a Lease and
-# records an Event. The rules match the chart's (config/charts/llm-d-router-gateway/templates/rbac.yaml,
-# routerlib/templates/_rbac.yaml and _leader-election-rbac.yaml).
+# the picker exits after the 2-minute cache-sync timeout. Without leader election it writes nothing
+# (no Lease, no Event). The rules match the chart's for one replica
+# (config/charts/llm-d-router-gateway/templates/rbac.yaml, routerlib/templates/_rbac.yaml).
 READ = ["get", "list", "watch"]
 ROLE_RULES = (
     {"apiGroups": [""], "resources": ["pods"], "verbs": READ},
@@ -54,12 +68,6 @@ ROLE_RULES = (
         "resources": ["inferenceobjectives", "inferencemodelrewrites"],
         "verbs": READ,
     },
-    {
-        "apiGroups": ["coordination.k8s.io"],
-        "resources": ["leases"],
-        "verbs": ["get", "list", "watch", "create", "update", "patch", "delete"],
-    },
-    {"apiGroups": ["", "events.k8s.io"], "resources": ["events"], "verbs": ["create", "patch"]},
 )
 
 # config/charts/routerlib/templates/_deployment.yaml: "this timeout should mirror the longest grace

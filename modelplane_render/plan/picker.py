@@ -13,6 +13,9 @@ from ..facts.picker import (
     KV_CACHE_WEIGHT,
     LIVENESS_SERVICE,
     PARSERS,
+    PICKER_MAX_SURGE,
+    PICKER_MAX_UNAVAILABLE,
+    PICKER_MIN_READY_SECONDS,
     PREFIX_WEIGHT,
     QUEUE_WEIGHT,
     READINESS_SERVICE,
@@ -121,7 +124,6 @@ def picker_deployment(
         f"--grpc-health-port={c.PICKER_HEALTH_PORT}",
         f"--metrics-port={c.PICKER_METRICS_PORT}",
         "--metrics-endpoint-auth=false",
-        "--ha-enable-leader-election",
         f"--secure-serving={'false' if plaintext else 'true'}",
     ]
     user_args = list(user.args or [] if user else [])
@@ -146,6 +148,8 @@ def picker_deployment(
     checksum = hashlib.sha256(config_text.encode("utf-8")).hexdigest()
     return {
         "replicas": c.PICKER_REPLICAS,
+        "rolling_update": {"maxSurge": PICKER_MAX_SURGE, "maxUnavailable": PICKER_MAX_UNAVAILABLE},
+        "min_ready_seconds": PICKER_MIN_READY_SECONDS,
         "selector": {c.LABEL_PICKER_APP: picker},
         "pod_labels": {c.LABEL_PICKER_APP: picker, c.LABEL_REPLICA: names.label_value(replica.metadata.name)},
         "pod_annotations": {c.ANNOTATION_PICKER_CHECKSUM: checksum},

@@ -5,7 +5,7 @@ COMPILED = {
     '_metadata.yaml.j2': ('f955460f425d6fed993a48ffc4c6d03e', '3.1.6'),
     '_pod.yaml.j2': ('e3409e902d90e3ab937642b274ce0949', '3.1.6'),
     'configmap.yaml.j2': ('12e43a0853abfd08c8dbb5f7c7a6cc02', '3.1.6'),
-    'deployment.yaml.j2': ('1ad3c0864fc4b4ff90bbfe2fe18531d6', '3.1.6'),
+    'deployment.yaml.j2': ('160f679b760f5608976cad0da9da808d', '3.1.6'),
     'httproute.yaml.j2': ('247870ca166313f35944dfbff48ebbc9', '3.1.6'),
     'inferencepool.yaml.j2': ('b9d5832e4953162293215e7fa95540e0', '3.1.6'),
     'leaderworkerset.yaml.j2': ('c4d629996d5bfaeb2051b1b3415ad0b5', '3.1.6'),

@@ -35,7 +35,11 @@ def root(context, missing=missing):
     yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'replicas')))
     yield '\n  selector:\n    matchLabels: '
     yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'selector')))
-    yield '\n  strategy:\n    type: Recreate\n  template:\n    metadata:\n      labels: '
+    yield '\n  minReadySeconds: '
+    yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'min_ready_seconds')))
+    yield '\n  strategy:\n    type: RollingUpdate\n    rollingUpdate: '
+    yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'rolling_update')))
+    yield '\n  template:\n    metadata:\n      labels: '
     yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'pod_labels')))
     yield '\n      annotations: '
     yield str(t_1(environment.getattr((undefined(name='v') if l_0_v is missing else l_0_v), 'pod_annotations')))
@@ -88,4 +92,4 @@ def root(context, missing=missing):
     yield '\n'
 
 blocks = {}
-debug_info = '1=25&4=32&6=34&8=36&13=38&14=40&16=42&17=44&18=45&19=48&26=50&28=52&29=54&31=56&32=59&34=61&35=63&38=65&41=67&44=69&48=71&49=73&54=75&55=77&57=79&58=82&62=84&67=86'
+debug_info = '1=25&4=32&6=34&8=36&9=38&12=40&15=42&16=44&18=46&19=48&20=49&21=52&28=54&30=56&31=58&33=60&34=63&36=65&37=67&40=69&43=71&46=73&50=75&51=77&56=79&57=81&59=83&60=86&64=88&69=90'
