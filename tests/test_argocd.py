@@ -755,11 +755,15 @@ def argocd_install_manifest() -> Path:
 
 @pytest.fixture(scope="module")
 def built_argocd(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return kustomize_build_argocd(tmp_path_factory.mktemp("argocd-kustomize"))
+
+
+def kustomize_build_argocd(work: Path) -> list[dict[str, Any]]:
+    """argocd/ built by the real kustomize, with the release's install.yaml from Go's module cache for the URL."""
     from peer import require_peer
 
     kustomize = require_peer("kustomize")
     install = argocd_install_manifest()
-    work = tmp_path_factory.mktemp("argocd-kustomize")
     for name in ("kustomization.yaml", "plugin.yaml", "repo-server-sidecar.yaml"):
         shutil.copy(ARGOCD_DIR / name, work / name)
     shutil.copytree(ARGOCD_DIR / "health", work / "health")

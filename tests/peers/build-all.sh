@@ -14,6 +14,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 bash "$HERE/build-etcd.sh"
 bash "$HERE/build-kube-apiserver.sh"
 bash "$HERE/build-kubectl.sh" # the same wrapper module as kube-apiserver: seconds once its modules are cached
+bash "$HERE/build-kube-controller-manager.sh" # the Argo CD loop's garbage collector and workload controllers
 bash "$HERE/build-kustomize.sh"
 bash "$HERE/build-goyaml.sh" # our Go reader of YAML, as kubectl and kyaml read it (tests/test_go_reader.py)
 bash "$HERE/build-argocd.sh" # argocd-cmp-server and the test client; also fetches Argo CD's install.yaml

