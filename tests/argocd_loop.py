@@ -206,19 +206,6 @@ def operation_phase(app: dict[str, Any]) -> str:
 # -- starting it -------------------------------------------------------------------------------------
 
 
-def _write_kubeconfig(api: ApiServer, path: Path, server: str | None = None) -> None:
-    cluster: dict[str, Any] = {"server": server or api.url, "insecure-skip-tls-verify": True}
-    config = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "current-context": "loop",
-        "clusters": [{"name": "loop", "cluster": cluster}],
-        "users": [{"name": "admin", "user": {"token": api.token}}],
-        "contexts": [{"name": "loop", "context": {"cluster": "loop", "user": "admin", "namespace": NAMESPACE}}],
-    }
-    path.write_text(json.dumps(config, indent=1))
-
-
 def _install_argocd(api: ApiServer, objects: list[dict[str, Any]]) -> None:
     """Argo CD's CRDs, then its ConfigMaps and Secrets (ours merged in); the workloads run as processes."""
     for obj in objects:
@@ -277,8 +264,7 @@ def running_loop(
     work = Path(tempfile.mkdtemp(prefix="mpr-loop-"))  # short: a unix socket path has at most 107 bytes
     loop: ArgoLoop | None = None
     try:
-        kubeconfig = work / "kubeconfig"
-        _write_kubeconfig(api, kubeconfig)
+        kubeconfig = api.kubeconfig  # the admin's, trusting the server's own certificate
         (redis_port, git_port, repo_port, repo_metrics, ctl_metrics, appset_metrics, appset_probe, appset_webhook) = _free_ports(8)
         repo = work / "git" / "serving"
         repo.mkdir(parents=True)
