@@ -13,8 +13,9 @@ collector finishes), Deployments, ReplicaSets, namespaces and ServiceAccounts. T
 LeaderWorkerSet or Gateway controller: tests write pod readiness and those objects' status as their
 programs would (mark_pods_ready, set_status).
 
-Argo CD's objects come from our own kustomize build of argocd/ (its CRDs, ConfigMaps with our health Lua,
-and Secrets); its workloads are left out, since they run here as processes.
+Argo CD is installed as a team would: its install (tests/argocd_install.py builds examples/argocd-install), then
+the same with our Component, server-side applied onto it. Its programs run as processes, argocd-cmp-server and
+the repo-server as the built pod says (command, env, mounts as directories: argocd_install.pod_filesystem).
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 
+from argocd_install import PLUGIN_CONFIG_DIR, PLUGIN_SOCKETS, REPO_SERVER, SIDECAR, ContainerFiles, pod_filesystem  # noqa: E402
+
 from apiserver import ApiServer, _free_ports, _start, _stop, _tail, _wait_until  # noqa: E402
 
 NAMESPACE = "argocd"
@@ -47,7 +50,6 @@ CONTROLLERS = (
     "namespace-controller",
     "serviceaccount-controller",
 )
-ARGOCD_WORKLOADS = {"Deployment", "StatefulSet", "DaemonSet", "Job", "NetworkPolicy", "Service"}
 HARD_REFRESH = "argocd.argoproj.io/refresh"
 
 
@@ -206,18 +208,34 @@ def operation_phase(app: dict[str, Any]) -> str:
 # -- starting it -------------------------------------------------------------------------------------
 
 
-def _install_argocd(api: ApiServer, objects: list[dict[str, Any]]) -> None:
-    """Argo CD's CRDs, then its ConfigMaps and Secrets (ours merged in); the workloads run as processes."""
-    for obj in objects:
+def _install_argocd(api: ApiServer, install: list[dict[str, Any]]) -> None:
+    """A kustomize build of an Argo CD install, server-side applied as `kubectl apply --server-side -k` does.
+
+    Its workloads are created too (they never run: there is no scheduler or kubelet; the loop runs Argo CD as
+    processes), so the repo-server Deployment the tests read is the one the build made."""
+    api.create_namespace(NAMESPACE)
+    for obj in install:
         if obj["kind"] == "CustomResourceDefinition":
             api.apply_crd(obj)
-    api.create_namespace(NAMESPACE)
-    loop = ArgoLoop(api, Path("."), "", Path("."))
-    for obj in objects:
-        if obj["kind"] in ("ConfigMap", "Secret"):
-            obj = dict(obj, metadata=dict(obj["metadata"], namespace=NAMESPACE))
-            loop.create(obj)
-    # What Argo CD's redis secret-init Job and argocd-server would have made.
+    for obj in install:
+        if obj["kind"] != "CustomResourceDefinition":
+            server_side_apply(api, obj)
+
+
+def server_side_apply(api: ApiServer, obj: dict[str, Any], manager: str = "kubectl") -> dict[str, Any]:
+    """One object applied as `kubectl apply --server-side --force-conflicts` applies it."""
+    meta = obj["metadata"]
+    path = f"{api.collection_path(obj['apiVersion'], obj['kind'], meta.get('namespace'))}/{meta['name']}"
+    status, body, _ = api.request(
+        "PATCH", path, json.dumps(obj), params={"fieldManager": manager, "force": "true"}, content_type="application/apply-patch+yaml"
+    )
+    if status not in (200, 201):
+        raise LoopError(f"apply {obj['kind']} {meta.get('namespace')}/{meta['name']}: {status} {body}")
+    return dict(body)
+
+
+def _install_loop_only_objects(loop: ArgoLoop) -> None:
+    """What Argo CD's redis secret-init Job and argocd-server would have made."""
     loop.create(
         {
             "apiVersion": "v1",
@@ -240,6 +258,14 @@ def _install_argocd(api: ApiServer, objects: list[dict[str, Any]]) -> None:
     )
 
 
+def _mounted(files: ContainerFiles, container_path: str) -> Path:
+    """The host directory a container's mounts put at a path (resolved: a unix socket path has at most 107 bytes)."""
+    try:
+        return files.path(container_path).resolve(strict=True)
+    except FileNotFoundError:
+        raise LoopError(f"container {files.container['name']} mounts nothing at {container_path}: {sorted(files.mounts)}") from None
+
+
 def _wait_port(port: int, process: Process, timeout: float = 60.0) -> None:
     import socket
 
@@ -254,13 +280,16 @@ def _wait_port(port: int, process: Process, timeout: float = 60.0) -> None:
 def running_loop(
     api: ApiServer,
     bin_dir: Path,
-    argocd_objects: list[dict[str, Any]],
-    plugin_yaml: Path,
+    existing_install: list[dict[str, Any]],
+    install: list[dict[str, Any]],
     sidecar_path: str,
 ) -> Iterator[ArgoLoop]:
     """Everything but the API server, started against `api`; stopped (and its files removed) on exit.
 
-    sidecar_path: the PATH the plugin's commands run with (modelplane-render's console script first)."""
+    existing_install: a team's Argo CD install without our Component, applied first; install: the same with it
+    (tests/argocd_install.build_install), applied onto it. argocd-cmp-server and the repo-server run as
+    install's repo-server pod says: its sidecar's command, env and mounts, each mount a directory of the loop.
+    sidecar_path: the image's PATH, as the host has it (modelplane-render's console script first)."""
     work = Path(tempfile.mkdtemp(prefix="mpr-loop-"))  # short: a unix socket path has at most 107 bytes
     loop: ArgoLoop | None = None
     try:
@@ -299,7 +328,9 @@ def running_loop(
                 "--concurrent-gc-syncs=5",
             ],
         )
-        _install_argocd(api, argocd_objects)
+        _install_argocd(api, existing_install)
+        _install_argocd(api, install)
+        _install_loop_only_objects(loop)
 
         redis = start(
             "redis-server",
@@ -334,19 +365,23 @@ def running_loop(
         )
         _wait_port(git_port, git)
 
-        sockets, cmp_config, cmp_work, home = (work / d for d in ("plugins", "cmp-config", "cmp-work", "home"))
-        for d in (sockets, cmp_config, cmp_work, home):
-            d.mkdir()
-        shutil.copy(plugin_yaml, cmp_config / "plugin.yaml")
+        home = work / "home"
+        home.mkdir()
+        pod = pod_filesystem(install, work / "pod", bin_dir / "argocd-cmp-server")
+        sidecar, repo_server_files = pod[SIDECAR], pod[REPO_SERVER]
+        # Each program's own default socket directory, through its own container's mounts: if the two
+        # containers mounted the plugins volume at different paths, the repo-server would find no plugin.
+        sockets = _mounted(sidecar, PLUGIN_SOCKETS)
         cmp = start(
             "argocd-cmp-server",
-            [str(bin_dir / "argocd-cmp-server"), "--config-dir-path", str(cmp_config)],
+            [str(sidecar.path(sidecar.container["command"][0])), *sidecar.container["command"][1:], *sidecar.container.get("args", [])]
+            + ["--config-dir-path", str(sidecar.path(PLUGIN_CONFIG_DIR))],
             {
+                **sidecar.env(),
                 "PATH": sidecar_path,
                 "HOME": str(home),
                 "ARGOCD_PLUGINSOCKFILEPATH": str(sockets),
-                "ARGOCD_CMP_WORKDIR": str(cmp_work),
-                "TMPDIR": str(cmp_work),
+                "TMPDIR": str(_mounted(sidecar, "/tmp")),  # the plugin's work directory (ARGOCD_CMP_WORKDIR unset: os.TempDir())
             },
         )
         _wait_until(lambda: (sockets / PLUGIN_SOCKET).exists(), cmp.proc, cmp.log, "argocd-cmp-server", 60)
@@ -382,7 +417,7 @@ def running_loop(
             {
                 **common,
                 "ARGOCD_BINARY_NAME": "argocd-repo-server",
-                "ARGOCD_PLUGINSOCKFILEPATH": str(sockets),
+                "ARGOCD_PLUGINSOCKFILEPATH": str(_mounted(repo_server_files, PLUGIN_SOCKETS)),
                 "ARGOCD_GPG_ENABLED": "false",
                 "ARGOCD_TLS_DATA_PATH": str(work / "tls"),
                 "ARGOCD_SSH_DATA_PATH": str(work / "ssh"),

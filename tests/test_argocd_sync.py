@@ -24,6 +24,7 @@ from typing import Any
 
 import pytest
 import yaml
+from argocd_install import INSTALL_EXAMPLE, build_install, repo_server
 from argocd_loop import (
     NAMESPACE,
     ArgoLoop,
@@ -47,10 +48,33 @@ EXAMPLES = "examples"  # fixtures/valid, as the README renders it
 SERVING_CRDS = ("leaderworkerset.x-k8s.io_leaderworkersets.v0.10.0.yaml", "inference.networking.k8s.io_inferencepools.v1.6.0.yaml")
 
 
-@pytest.fixture(scope="module")
-def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArgoLoop]:
-    from test_argocd import kustomize_build_argocd
+# A team's own Argo CD setting, kept in its kustomization (examples/argocd-install) beside our Component.
+TEAM_SETTING = ("users.anonymous.enabled", "false")
+TEAM_PATCH = f"""patches:
+- patch: |-
+    apiVersion: v1
+    kind: ConfigMap
+    metadata:
+      name: argocd-cm
+    data:
+      {TEAM_SETTING[0]}: "{TEAM_SETTING[1]}"
+"""
 
+
+@pytest.fixture(scope="module")
+def team_installs(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """A team's Argo CD install before and after it adds our Component: examples/argocd-install with a
+    setting of the team's own, without and with its `components:` entry."""
+    example = (INSTALL_EXAMPLE / "kustomization.yaml").read_text() + TEAM_PATCH
+    component = "components:\n- ../../argocd\n"
+    assert example.count(component) == 1
+    before = build_install(tmp_path_factory.mktemp("argocd-before"), example.replace(component, ""))
+    after = build_install(tmp_path_factory.mktemp("argocd-after"), example)
+    return before, after
+
+
+@pytest.fixture(scope="module")
+def loop(team_installs: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> Iterator[ArgoLoop]:
     from peer import peer_missing, real_apiserver, require_peer
 
     bin_dir = require_peer("argocd-cmp-server").parent
@@ -62,7 +86,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArgoLoop]:
     gateway = sorted((peers / "crds").glob("gateway-api-v*"))
     if not gateway:
         peer_missing("gateway-api-crds")
-    argocd_objects = kustomize_build_argocd(tmp_path_factory.mktemp("argocd-kustomize"))
+    existing, install = team_installs
     venv_bin = Path(sys.executable).parent
     sidecar_path = os.pathsep.join([str(venv_bin), str(bin_dir), "/usr/local/bin", "/usr/bin", "/bin"])
     with real_apiserver() as api:
@@ -70,7 +94,7 @@ def loop(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ArgoLoop]:
         for name in SERVING_CRDS:
             api.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
         api.apply_crd(yaml.safe_load((gateway[-1] / "gateway.networking.k8s.io_httproutes.yaml").read_text()))
-        with running_loop(api, bin_dir, argocd_objects, ROOT / "argocd" / "plugin.yaml", sidecar_path) as running:
+        with running_loop(api, bin_dir, existing, install, sidecar_path) as running:
             running.commit("the examples", copy={f"{EXAMPLES}/{f.name}": f for f in VALID})
             try:
                 yield running
@@ -155,6 +179,44 @@ def test_an_application_syncs_the_example_replicas_with_every_object_tracked_and
 
 
 # -- one replica an app --------------------------------------------------------------------------------
+
+
+def test_the_component_applied_onto_an_existing_install_adds_the_sidecar_and_two_settings_and_nothing_else(
+    loop: ArgoLoop, team_installs: tuple[list[dict[str, Any]], list[dict[str, Any]]]
+) -> None:
+    """`kubectl apply --server-side` of the team's kustomization with our Component, onto its running install
+    (the loop's start did both): the repo-server rolls once, with its own containers and ours; the team's own
+    argocd-cm setting stays beside our health checks; every other object is as it was."""
+    before, after = team_installs
+    changed = {(o["kind"], o["metadata"]["name"]) for o in after if o not in before}
+    assert changed == {("Deployment", "argocd-repo-server"), ("ConfigMap", "argocd-cm"), ("ConfigMap", plugin_config_map(after))}
+    assert all(o in after for o in before if (o["kind"], o["metadata"]["name"]) not in changed)
+    deployment = loop.get("apps/v1", "Deployment", NAMESPACE, "argocd-repo-server")
+    assert deployment is not None and deployment["metadata"]["generation"] == 2  # created, then the sidecar added
+    pod = deployment["spec"]["template"]["spec"]
+    # (The apply merges our container into the live list first: order in a list keyed by name is not kept.)
+    live_containers = {c["name"]: c for c in pod["containers"]}
+    assert sorted(live_containers) == ["argocd-repo-server", "modelplane-render"]
+    [sidecar] = [c for c in repo_server(after)["containers"] if c["name"] == "modelplane-render"]
+    # The container the loop's argocd-cmp-server was started from is the live one (the server adds defaults).
+    assert {k: v for k, v in live_containers["modelplane-render"].items() if k in sidecar} == sidecar
+    settings = loop.get("v1", "ConfigMap", NAMESPACE, "argocd-cm")
+    assert settings is not None
+    assert settings["data"][TEAM_SETTING[0]] == TEAM_SETTING[1]
+    assert {k for k in settings["data"] if k.startswith("resource.customizations.health.")} == {
+        "resource.customizations.health.leaderworkerset.x-k8s.io_LeaderWorkerSet",
+        "resource.customizations.health.inference.networking.k8s.io_InferencePool",
+    }
+    for other in loop.list("apps/v1", "Deployment", NAMESPACE):
+        if other["metadata"]["name"] != "argocd-repo-server":
+            assert other["metadata"]["generation"] == 1, other["metadata"]["name"]
+
+
+def plugin_config_map(objects: list[dict[str, Any]]) -> str:
+    [name] = [
+        o["metadata"]["name"] for o in objects if o["kind"] == "ConfigMap" and o["metadata"]["name"].startswith("modelplane-render-plugin-")
+    ]
+    return str(name)
 
 
 def replica_text(fixture: str, *, name: str | None = None, edit: Any = None) -> str:
