@@ -158,7 +158,7 @@ def test_other_application_env_is_not_ours() -> None:
     [
         (
             {"ARGOCD_APP_PARAMETERS": parameters(gatway="a/b")},
-            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities",
+            "Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities, kustomize-build-options",
         ),
         (
             {"ARGOCD_APP_PARAMETERS": '[{"name": "gateway", "array": ["a/b"]}]'},
@@ -604,6 +604,17 @@ def build_repository(repo: Path) -> None:
         "    - {op: replace, path: /spec/engines/0/members/0/nodePoolName, value: 'gpu:l4'}\n"
         "transformers: [../../base/render]\n"
     )
+    # An overlay whose patch is shared by several overlays, kept outside it: kustomize's default load restrictor
+    # refuses it, `kustomize-build-options: --load-restrictor LoadRestrictionsNone` lets it.
+    shared = repo / "kustomize" / "shared-patches"
+    shared.mkdir()
+    (shared / "pool.yaml").write_text("- {op: replace, path: /spec/engines/0/members/0/nodePoolName, value: gpu-l4-spot}\n")
+    outside = repo / "kustomize" / "overlays" / "spot"
+    outside.mkdir()
+    (outside / "kustomization.yaml").write_text(
+        "resources: [../../base]\npatches:\n- target: {kind: ModelReplica}\n  path: ../../shared-patches/pool.yaml\n"
+        "transformers: [../../base/render]\n"
+    )
     # Another tool's apps whose files hold a ModelReplica: a kustomize base with a patch, and a chart.
     kustomize_app = repo / "kustomize-app"
     shutil.copytree(SINGLE, kustomize_app)
@@ -704,7 +715,7 @@ def test_real_unknown_parameter_fails_with_no_manifests(cmp_server: CmpServer) -
     assert result.stderr.strip().endswith(
         "failed exit status 2: modelplane-render: Application spec.source.plugin.parameters[0]: unknown parameter 'gatway': "
         "modelplane-render-v1 takes namespace, gateway, cluster, check-cluster-apis, allow-empty, picker-plaintext, node-pool-label, tolerations, "
-        "picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities"
+        "picker-requests, hub-cache-size, autoscaled, service-account, priority-class, affinity, capabilities, kustomize-build-options"
     )
 
 
@@ -1147,6 +1158,28 @@ def test_real_a_kustomize_app_is_built_by_kustomize_in_the_sidecar(cmp_server: C
     assert built == load_all(local.stdout)
     assert {o["metadata"]["namespace"] for o in built if "namespace" in o["metadata"]} == {"ml-prod"}
     assert not [o for o in built if o["kind"] in ("ModelReplica", "RenderConfig")]
+
+
+@pytest.mark.real_peers
+def test_real_kustomize_build_options_reach_kustomize_in_the_sidecar(cmp_server: CmpServer) -> None:
+    """Argo CD gives a plugin no kustomize.buildOptions: the parameter does, as Argo CD's own kustomize would get them."""
+    refused = cmp_server.generate("kustomize/overlays/spot")
+    assert (refused.returncode, refused.stdout) == (1, "")
+    assert "is not in or below" in refused.stderr, refused.stderr  # kustomize's load restrictor, in the Application's error
+    options = "--enable-alpha-plugins --enable-exec --load-restrictor LoadRestrictionsNone"  # as kustomize.buildOptions has it
+    built = manifests(
+        cmp_server.generate("kustomize/overlays/spot", plugin_parameters=[{"name": "kustomize-build-options", "string": options}])
+    )
+    [lws] = [o for o in built if o["kind"] == "LeaderWorkerSet"]
+    assert lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["nodeSelector"] == {"modelplane.ai/pool": "gpu-l4-spot"}
+    helm = cmp_server.generate(
+        "kustomize/overlays/prod", plugin_parameters=[{"name": "kustomize-build-options", "string": "--enable-helm"}]
+    )
+    assert (helm.returncode, helm.stdout) == (1, "")  # argocd-cmp-server's failure, whatever our exit code
+    assert "--enable-helm is not taken here: the sidecar image has no helm" in helm.stderr, helm.stderr
+    plain = cmp_server.generate("valid/single-gpu-standalone", plugin_parameters=[{"name": "kustomize-build-options", "string": options}])
+    assert (plain.returncode, plain.stdout) == (1, "")
+    assert "kustomize-build-options: this app is not a kustomization" in plain.stderr, plain.stderr
 
 
 @pytest.mark.real_peers

@@ -608,6 +608,32 @@ def test_a_kustomize_overlay_is_built_in_the_sidecar_and_refuses_render_paramete
     assert all(live(loop, o)["metadata"]["labels"]["env"] == "prod" for o in want)  # type: ignore[index]
 
 
+def test_kustomize_build_options_reach_kustomize_in_the_sidecar(loop: ArgoLoop) -> None:
+    """An overlay whose patch lies outside it fails under kustomize's default load restrictor, in the Application's
+    error; with the parameter it syncs, the shared patch applied to the live objects."""
+    revision = loop.commit(
+        "an overlay with a shared patch",
+        copy={"kustomize": ROOT / "kustomize"},
+        write={
+            "kustomize/shared-patches/pool.yaml": "- {op: replace, path: /spec/engines/0/members/0/nodePoolName, value: gpu-l4-spot}\n",
+            "kustomize/overlays/spot/kustomization.yaml": "resources: [../../base]\nnamespace: ml-spot\npatches:\n"
+            "- target: {kind: ModelReplica}\n  path: ../../shared-patches/pool.yaml\ntransformers: [../../base/render]\n",
+        },
+    )
+    application(loop, "overlay-spot", "kustomize/overlays/spot", "ml-spot")
+    app = loop.wait_app("overlay-spot", lambda a: any(c["type"] == "ComparisonError" for c in conditions(a)), "kustomize's refusal")
+    [error] = [c["message"] for c in conditions(app) if c["type"] == "ComparisonError"]
+    assert "is not in or below" in error, error
+    options = [{"name": "kustomize-build-options", "string": "--load-restrictor LoadRestrictionsNone"}]
+    loop.merge_patch(
+        "argoproj.io/v1alpha1", "Application", NAMESPACE, "overlay-spot", {"spec": {"source": {"plugin": {"parameters": options}}}}
+    )
+    loop.hard_refresh("overlay-spot")
+    app = synced_at(loop, "overlay-spot", revision)
+    [lws] = [o for o in loop.list("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "ml-spot")]
+    assert lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["nodeSelector"] == {"modelplane.ai/pool": "gpu-l4-spot"}
+
+
 def test_a_plain_applications_parameters_reach_the_render(loop: ArgoLoop) -> None:
     revision = loop.commit("parameters", write={"apps/parameters/replica.yaml": replica_text("single-gpu-standalone")})
     parameters = {"gateway": "gateway-system/inference", "node-pool-label": "cloud.google.com/gke-nodepool"}

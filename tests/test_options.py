@@ -185,3 +185,43 @@ def test_an_affinity_means_the_same_from_every_front_end() -> None:
     from_text = options.parse_affinity(json.dumps(value, indent=2))
     assert from_config == from_text == json.dumps(value, sort_keys=True, separators=(",", ":"))
     assert options.parse_affinity("{}") is None and options.parse_affinity("") is None
+
+
+@pytest.mark.parametrize(
+    "text,flags",
+    [
+        ("", None),
+        ("--enable-alpha-plugins --enable-exec", None),  # always on: Argo CD's kustomize.buildOptions copied as it is
+        ("--load-restrictor LoadRestrictionsNone", ("--load-restrictor=LoadRestrictionsNone",)),
+        ("--enable-exec  --load-restrictor=LoadRestrictionsNone", ("--load-restrictor=LoadRestrictionsNone",)),
+        (
+            "--load-restrictor LoadRestrictionsNone --load-restrictor LoadRestrictionsRootOnly",
+            ("--load-restrictor=LoadRestrictionsRootOnly",),
+        ),
+    ],
+)
+def test_kustomize_build_options_as_argo_cd_words_them(text: str, flags: tuple[str, ...] | None) -> None:
+    from modelplane_render.options.kustomize_build import parse_kustomize_build_options
+
+    assert parse_kustomize_build_options(text, "kustomize-build-options") == flags
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ("--enable-helm", "--enable-helm is not taken here: the sidecar image has no helm (argocd/image.toml)"),
+        ("--load-restrictor", "--load-restrictor takes LoadRestrictionsRootOnly or LoadRestrictionsNone, not ''"),
+        ("--load-restrictor=none", "--load-restrictor takes LoadRestrictionsRootOnly or LoadRestrictionsNone, not 'none'"),
+        ("--enable-exec=false", "'--enable-exec=false' is not a kustomize build flag the sidecar takes"),
+        ("-o out", "-o is not taken here: Argo CD reads the objects from standard output"),
+        ("--reorder none", "'--reorder' is not a kustomize build flag the sidecar takes (--load-restrictor"),
+    ],
+)
+def test_kustomize_build_options_refuse_what_the_sidecar_does_not_take(text: str, message: str) -> None:
+    from modelplane_render.errors import UsageError
+    from modelplane_render.options.kustomize_build import parse_kustomize_build_options
+
+    with pytest.raises(UsageError) as refused:
+        parse_kustomize_build_options(text, "kustomize-build-options")
+    assert str(refused.value).startswith(f"kustomize-build-options {text!r}: ")
+    assert message in str(refused.value)

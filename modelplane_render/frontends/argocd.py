@@ -59,6 +59,7 @@ WHERE_ENV = "Application spec.source.plugin.env"
 _BY_NAME = {p.name: p for p in PARAMETERS}
 _BY_APP_ENV = {p.app_env: p for p in PARAMETERS}
 CHECK_CLUSTER_APIS = _BY_NAME["check-cluster-apis"]
+KUSTOMIZE_BUILD_OPTIONS = _BY_NAME["kustomize-build-options"]
 
 # The APIs our rendered objects use that a cluster may lack are kinds.API_REMEDIES. Objects passed
 # through unchanged are the user's own and are not checked: Argo CD names their missing APIs itself.
@@ -73,6 +74,7 @@ class ArgoSettings:
     api_versions: Optional[frozenset[str]]  # None: Argo CD sent none, so nothing to check against
     source_path: str  # the app's path in its repository, to show in errors ("" when unknown)
     given: frozenset[str] = frozenset()  # the parameters the Application set, by parameter or env
+    kustomize_flags: tuple[str, ...] = ()  # more flags for kustomize build, when the app is a kustomization
 
 
 def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
@@ -83,12 +85,14 @@ def settings_from_env(env: Mapping[str, str]) -> ArgoSettings:
         where = f"{ENV_APP_NAMESPACE} (the Application's spec.destination.namespace)"
         values["namespace"] = parse_namespace(env.get(ENV_APP_NAMESPACE, ""), where)
     check = values.pop(CHECK_CLUSTER_APIS.name)
+    kustomize_flags = values.pop(KUSTOMIZE_BUILD_OPTIONS.name)
     return ArgoSettings(
         options=options_with(values),
         check_cluster_apis=CHECK_CLUSTER_APIS.default if check is None else check,
         api_versions=parse_api_versions(env.get(ENV_API_VERSIONS)),
         source_path=_clean_source_path(env.get(ENV_SOURCE_PATH, "")),
         given=frozenset(given),
+        kustomize_flags=kustomize_flags or (),
     )
 
 
@@ -246,6 +250,11 @@ def generate(env: Mapping[str, str], source_dir: str = ".") -> str:
     settings = settings_from_env(env)
     if is_built(source_dir):
         return kustomize_build(source_dir, settings)
+    if KUSTOMIZE_BUILD_OPTIONS.name in settings.given:
+        raise UsageError(
+            f"{WHERE_PARAMETERS} {KUSTOMIZE_BUILD_OPTIONS.name}: this app is not a kustomization, and no kustomize builds it; "
+            "leave the parameter out"
+        )
     try:
         # The key is the environment as given (what main()'s cache.answer looks up before parsing
         # it); settings is derived from it, so equal keys mean equal settings.
@@ -277,6 +286,7 @@ def kustomize_build(source_dir: str, settings: ArgoSettings) -> str:
         )
     text, objects = build(
         source_dir,
+        flags=settings.kustomize_flags,
         missing="this app is a kustomization, and kustomize is not on the sidecar's PATH (the image argocd/Containerfile builds has it)",
         instead="point the Application at a directory without a kustomization",
     )

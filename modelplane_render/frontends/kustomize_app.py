@@ -32,10 +32,12 @@ def build(
     env: Optional[Mapping[str, str]] = None,
     missing: Optional[str] = None,
     instead: str = "give the directory of the replicas instead",
+    flags: tuple[str, ...] = (),
 ) -> tuple[str, list[dict[str, Any]]]:
     """kustomize's output for the directory and its objects, checked: every document an object, at least one, and
     no ModelReplica left unrendered. `shown` names the directory in messages (Argo CD's app has no name to give);
-    `missing` is the message when kustomize is not on PATH, `instead` the remedy for a base built without the function."""
+    `missing` is the message when kustomize is not on PATH, `instead` the remedy for a base built without the function;
+    `flags`: more flags for kustomize build (options.kustomize_build)."""
     import subprocess  # only a directory kustomize builds runs a process
 
     kustomize = shutil.which("kustomize", path=(env or os.environ).get("PATH"))
@@ -46,10 +48,11 @@ def build(
             "kustomize (README: kustomize)"
         )
     of = f" of {shown}" if shown else ""
-    result = subprocess.run([kustomize, "build", *KUSTOMIZE_FLAGS, directory], capture_output=True, env=None if env is None else dict(env))
+    every_flag = (*KUSTOMIZE_FLAGS, *flags)
+    result = subprocess.run([kustomize, "build", *every_flag, directory], capture_output=True, env=None if env is None else dict(env))
     if result.returncode != 0:
         message = result.stderr.decode("utf-8", "replace").strip() or f"kustomize build exited {result.returncode}"
-        raise RenderFailure(f"kustomize build {' '.join(KUSTOMIZE_FLAGS)}{' ' + shown if shown else ''} failed: {message}")
+        raise RenderFailure(f"kustomize build {' '.join(every_flag)}{' ' + shown if shown else ''} failed: {message}")
     text = result.stdout.decode("utf-8")
     objects = [o for o in load_all(text) if o is not None]
     if not all(isinstance(o, dict) and o.get("apiVersion") and o.get("kind") for o in objects):

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, Optional
 
 from .. import constants as c
+from .kustomize_build import parse_kustomize_build_options
 from .parsers import (
     DEFAULT_HUB_CACHE_SIZE,
     DEFAULT_PICKER_REQUESTS,
@@ -338,6 +339,18 @@ SETTINGS: tuple[Setting, ...] = (
         config_key="capabilities",
         title="Engine capabilities",
         tooltip="Linux capabilities the engine container adds, comma-separated (e.g. IPC_LOCK for RDMA). Empty: none.",
+    ),
+    Setting(
+        "kustomize-build-options",
+        TEXT,
+        "flags for `kustomize build` of an app that is a kustomization (Argo CD's kustomize.buildOptions)",
+        None,
+        parse_kustomize_build_options,
+        flag=None,  # on a laptop, kustomize is run by hand, with its own flags
+        title="kustomize build options",
+        tooltip="For an app that is a kustomization: flags for its kustomize build, as Argo CD's kustomize.buildOptions "
+        "(which Argo CD does not give a plugin), e.g. --load-restrictor LoadRestrictionsNone. --enable-helm is not taken: the "
+        "sidecar has no helm.",
     ),
     Setting(
         "sources",
