@@ -33,6 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 sys.path.insert(0, str(Path(__file__).parent / "peers"))
 
 from argocd_install import PLUGIN_CONFIG_DIR, PLUGIN_SOCKETS, REPO_SERVER, SIDECAR, ContainerFiles, pod_filesystem  # noqa: E402
@@ -51,6 +53,7 @@ CONTROLLERS = (
     "serviceaccount-controller",
 )
 HARD_REFRESH = "argocd.argoproj.io/refresh"
+PROJECT = "modelplane-render"  # as argocd/appproject.yaml names it
 
 
 class LoopError(RuntimeError):
@@ -234,8 +237,10 @@ def server_side_apply(api: ApiServer, obj: dict[str, Any], manager: str = "kubec
     return dict(body)
 
 
-def _install_loop_only_objects(loop: ArgoLoop) -> None:
-    """What Argo CD's redis secret-init Job and argocd-server would have made."""
+def _install_loop_only_objects(loop: ArgoLoop, sidecar_path: str, allow_kinds: tuple[str, ...]) -> None:
+    """What Argo CD's redis secret-init Job would have made, and the AppProject every app of the loop is in,
+    made by `modelplane-render argocd appproject` as argocd/appproject.yaml says: this repository only, the
+    cluster and the two names the ApplicationSet test gives it, the kinds we render and `allow_kinds`."""
     loop.create(
         {
             "apiVersion": "v1",
@@ -244,18 +249,18 @@ def _install_loop_only_objects(loop: ArgoLoop) -> None:
             "stringData": {"auth": REDIS_PASSWORD},
         }
     )
-    loop.create(
-        {
-            "apiVersion": "argoproj.io/v1alpha1",
-            "kind": "AppProject",
-            "metadata": {"name": "default", "namespace": NAMESPACE},
-            "spec": {
-                "sourceRepos": ["*"],
-                "destinations": [{"server": "*", "namespace": "*"}],
-                "clusterResourceWhitelist": [{"group": "*", "kind": "*"}],
-            },
-        }
+    command = shutil.which("modelplane-render", path=sidecar_path)
+    servers = ("https://kubernetes.default.svc", f"https://127.0.0.1:{loop.api.port}", f"https://localhost:{loop.api.port}")
+    args = ["--name", PROJECT, "--src", loop.repo_url, *(f"--dest={server},*" for server in servers), "--create-namespace"]
+    done = subprocess.run(
+        [str(command), "argocd", "appproject", *args, *(f"--allow-kind={kind}" for kind in allow_kinds)],
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
+    if done.returncode != 0:
+        raise LoopError(f"modelplane-render argocd appproject: {done.stderr}")
+    loop.create(yaml.safe_load(done.stdout))
 
 
 def _mounted(files: ContainerFiles, container_path: str) -> Path:
@@ -283,13 +288,15 @@ def running_loop(
     existing_install: list[dict[str, Any]],
     install: list[dict[str, Any]],
     sidecar_path: str,
+    allow_kinds: tuple[str, ...] = (),
 ) -> Iterator[ArgoLoop]:
     """Everything but the API server, started against `api`; stopped (and its files removed) on exit.
 
     existing_install: a team's Argo CD install without our Component, applied first; install: the same with it
     (tests/argocd_install.build_install), applied onto it. argocd-cmp-server and the repo-server run as
     install's repo-server pod says: its sidecar's command, env and mounts, each mount a directory of the loop.
-    sidecar_path: the image's PATH, as the host has it (modelplane-render's console script first)."""
+    sidecar_path: the image's PATH, as the host has it (modelplane-render's console script first). allow_kinds:
+    the kinds the apps pass through, which the loop's AppProject (PROJECT) allows besides those we render."""
     work = Path(tempfile.mkdtemp(prefix="mpr-loop-"))  # short: a unix socket path has at most 107 bytes
     loop: ArgoLoop | None = None
     try:
@@ -330,7 +337,7 @@ def running_loop(
         )
         _install_argocd(api, existing_install)
         _install_argocd(api, install)
-        _install_loop_only_objects(loop)
+        _install_loop_only_objects(loop, sidecar_path, allow_kinds)
 
         redis = start(
             "redis-server",

@@ -27,6 +27,7 @@ import yaml
 from argocd_install import INSTALL_EXAMPLE, build_install, repo_server
 from argocd_loop import (
     NAMESPACE,
+    PROJECT,
     ArgoLoop,
     LoopError,
     conditions,
@@ -94,7 +95,8 @@ def loop(team_installs: tuple[list[dict[str, Any]], list[dict[str, Any]]]) -> It
         for name in SERVING_CRDS:
             api.apply_crd(yaml.safe_load((SHARED / "upstream" / "crds" / name).read_text()))
         api.apply_crd(yaml.safe_load((gateway[-1] / "gateway.networking.k8s.io_httproutes.yaml").read_text()))
-        with running_loop(api, bin_dir, existing, install, sidecar_path) as running:
+        # objects-passed-through's extras, which the loop's AppProject must allow besides what we render.
+        with running_loop(api, bin_dir, existing, install, sidecar_path, allow_kinds=("Secret", "PersistentVolumeClaim")) as running:
             running.commit("the examples", copy={f"{EXAMPLES}/{f.name}": f for f in VALID})
             try:
                 yield running
@@ -117,7 +119,7 @@ def application(
         "kind": "Application",
         "metadata": {"name": name, "namespace": NAMESPACE},
         "spec": {
-            "project": "default",
+            "project": PROJECT,
             "source": {"repoURL": loop.repo_url, "targetRevision": "main", "path": path, "plugin": plugin},
             "destination": {"server": "https://kubernetes.default.svc", "namespace": namespace},
             "syncPolicy": {"automated": {"prune": True, "selfHeal": True}, "syncOptions": ["CreateNamespace=true"]},
@@ -632,6 +634,34 @@ def test_kustomize_build_options_reach_kustomize_in_the_sidecar(loop: ArgoLoop) 
     app = synced_at(loop, "overlay-spot", revision)
     [lws] = [o for o in loop.list("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "ml-spot")]
     assert lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["spec"]["nodeSelector"] == {"modelplane.ai/pool": "gpu-l4-spot"}
+
+
+def refused(app: dict[str, Any]) -> list[dict[str, Any]]:
+    """The resources a sync attempt refused; the Application's retry policy keeps the operation Running meanwhile."""
+    results = app.get("status", {}).get("operationState", {}).get("syncResult", {}).get("resources", [])
+    return [r for r in results if r.get("status") == "SyncFailed"]
+
+
+def test_the_generated_project_refuses_a_kind_it_does_not_allow_and_another_repository(loop: ArgoLoop) -> None:
+    """The loop's AppProject (`argocd appproject`, as argocd/appproject.yaml): a PodDisruptionBudget passed through
+    is not one of the kinds we render nor one allowed, so the sync creates nothing; a repository not listed
+    is no source at all."""
+    pdb = "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata:\n  name: keep-one\nspec:\n  minAvailable: 1\n"
+    revision = loop.commit(
+        "a kind the project does not allow",
+        write={"apps/pdb/replica.yaml": replica_text("single-gpu-standalone"), "apps/pdb/pdb.yaml": pdb},
+    )
+    application(loop, "pdb", "apps/pdb", "pdb")
+    app = loop.wait_app("pdb", lambda a: bool(refused(a)), "refused by the project", timeout=120)
+    [message] = [r["message"] for r in refused(app) if r["kind"] == "PodDisruptionBudget"]
+    assert message == "resource policy:PodDisruptionBudget is not permitted in project modelplane-render", message
+    assert sync_revision(app) in ("", revision) and loop.list("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet", "pdb") == []
+    other = application(loop, "other-repository", "apps/pdb", "pdb")
+    other["spec"]["source"]["repoURL"] = loop.repo_url + "-fork"
+    loop.merge_patch("argoproj.io/v1alpha1", "Application", NAMESPACE, "other-repository", {"spec": {"source": other["spec"]["source"]}})
+    app = loop.wait_app("other-repository", lambda a: any(c["type"] == "InvalidSpecError" for c in conditions(a)), "refused as a source")
+    [error] = [c["message"] for c in conditions(app) if c["type"] == "InvalidSpecError"]
+    assert "is not permitted in project 'modelplane-render'" in error, error
 
 
 def test_a_plain_applications_parameters_reach_the_render(loop: ArgoLoop) -> None:

@@ -36,8 +36,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "line, or nothing. Reads only text; always exits 0 unless the output can't be written.",
     )
 
+    project = sub.add_parser(
+        "appproject",
+        help="print an AppProject that allows exactly the kinds the plugin renders (docs/argocd.md: Security)",
+        description="Print an Argo CD AppProject for the Applications that name the plugin: the source repositories and "
+        "destinations given, and exactly the kinds modelplane-render renders (plus those given with --allow-kind). The "
+        "sidecar runs a repository's kustomize exec functions, so the project names its repositories; '*' is refused.",
+    )
+    project.add_argument("--name", default="modelplane-render", help="the AppProject's name (default: modelplane-render)")
+    project.add_argument("--argocd-namespace", default="argocd", metavar="NS", help="the namespace Argo CD runs in (default: argocd)")
+    project.add_argument("--src", action="append", metavar="REPO", help="a source repository (URL; repeatable, at least one)")
+    project.add_argument(
+        "--dest", action="append", metavar="SERVER,NAMESPACE", help="a destination cluster and namespace (a glob), repeatable"
+    )
+    project.add_argument(
+        "--allow-kind",
+        action="append",
+        metavar="[GROUP/]KIND",
+        help="a namespaced kind your replicas' directories pass through (e.g. Secret, policy/PodDisruptionBudget), repeatable",
+    )
+    project.add_argument("--create-namespace", action="store_true", help="allow Namespaces, which syncOptions CreateNamespace=true creates")
+
 
 def run(args: argparse.Namespace) -> int:
+    if args.argocd_command == "appproject":
+        from ..frontends.argocd_project import app_project
+        from ..yamlio.libyaml import write_document
+
+        project = app_project(
+            args.name, args.argocd_namespace, args.src or [], args.dest or [], args.allow_kind or [], args.create_namespace
+        )
+        writer.write_stdout(write_document(project))
+        return EXIT_OK
     if args.argocd_command == "discover":
         found = argocd.discover(os.curdir)
         if found is not None:
