@@ -134,7 +134,7 @@ def snapshot_yaml(snapshot):  # type: ignore[no-untyped-def]
 
 
 # Markers whose tests run only when asked for with `-m` (CI asks; `.ci/run` says how long each takes).
-OPT_IN_MARKERS = ("slow", "other_pythons", "picker_binary", "real_engine", "argocd_sync")
+OPT_IN_MARKERS = ("slow", "other_pythons", "picker_binary", "real_engine", "argocd_sync", "sidecar_image")
 
 
 def pytest_collection_modifyitems(config, items):  # type: ignore[no-untyped-def]

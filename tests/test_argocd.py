@@ -417,56 +417,6 @@ def test_discover_finds_the_replica_among_a_thousand_files(tmp_path: Path, repli
     assert result.stdout == (b"group-19/zz-replica.yaml\n" if replica_last else b"")
 
 
-# --- the Containerfile ----------------------------------------------------------------------------------
-
-
-def containerfile_instructions() -> list[tuple[str, str]]:
-    text = (ARGOCD_DIR / "Containerfile").read_text().replace("\\\n", " ")
-    lines = [" ".join(line.split()) for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
-    return [(line.split(" ", 1)[0].upper(), line.split(" ", 1)[1]) for line in lines]
-
-
-def test_containerfile_copies_only_what_the_package_is_built_from() -> None:
-    steps = containerfile_instructions()
-    copied = [src for op, args in steps if op == "COPY" and not args.startswith("--from") for src in args.split()[:-1]]
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
-    needed = [
-        "pyproject.toml",
-        project["project"]["readme"],
-        *(f"{p}/" for p in wheel["packages"]),
-        *(f"{p}/" for p in wheel["force-include"]),
-        "argocd/constraints.txt",
-    ]
-    assert sorted(copied) == sorted(needed)
-    for path in copied:
-        assert (ROOT / path).exists(), path
-
-
-def test_containerfile_installs_the_package_and_runs_as_999() -> None:
-    steps = containerfile_instructions()
-    froms = [args for op, args in steps if op == "FROM"]
-    assert [f.split()[0] for f in froms] == ["${GO_IMAGE}", "${PYTHON_IMAGE}", "${PYTHON_IMAGE}"]
-    assert ("ARG", "PYTHON_IMAGE=python:3.11-slim-bookworm") in steps
-    # kustomize, for Applications that are kustomizations: the version the tests build and run.
-    assert ("ARG", "KUSTOMIZE_VERSION=v5.8.2") in steps
-    assert "kustomize-v5.8.2" in (ROOT / "tests" / "peers" / "build-kustomize.sh").read_text()
-    final = steps[max(i for i, (op, _) in enumerate(steps) if op == "FROM") :]
-    # The first stage builds wheels of the package and every dependency; the final one installs only those.
-    assert ("RUN", "pip wheel --no-cache-dir --wheel-dir /wheels -c argocd/constraints.txt .") in steps
-    runs = [args for op, args in final if op == "RUN"]
-    assert runs == [
-        "--mount=type=bind,from=wheels,source=/wheels,target=/wheels "
-        "pip install --no-cache-dir --no-index --find-links=/wheels modelplane-render"
-    ]
-    copies = [args for op, args in final if op in ("COPY", "ADD", "ENTRYPOINT")]
-    assert copies == ["--from=kustomize /out/kustomize /usr/local/bin/kustomize"]  # and the installed wheels
-    assert ("USER", "999:999") in final
-    assert [op for op, _ in final][-1] == "CMD"
-    # The image must serve plugin.yaml's commands: the console script the package declares.
-    assert "modelplane-render" in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
-
-
 # --- the real argocd-cmp-server -------------------------------------------------------------------------
 
 

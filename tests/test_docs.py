@@ -51,7 +51,7 @@ NOT_RUN: dict[str, str] = {
         "needs GitHub and a published repository (<owner> is a placeholder); .ci/run builds and installs the wheel"
     ),
     "podman build -f argocd/Containerfile -t registry.example.com/platform/modelplane-render-argocd-cmp:0.1.0 .": (
-        "needs a container builder and a registry; test_argocd.py checks what the Containerfile copies and runs"
+        "needs a container builder and a registry; test_sidecar_image.py checks the Containerfile against image.toml, and runs the image build-image.sh builds"
     ),
     "kubectl create namespace argocd": "needs a cluster; test_argocd.py builds argocd/ with the real kustomize",
     "helm upgrade --install argocd argo/argo-cd -n argocd --create-namespace -f argocd/helm-values.yaml": (

