@@ -66,12 +66,21 @@ def test_the_project_allows_exactly_the_kinds_the_fixtures_render() -> None:
 def test_kinds_passed_through_and_namespaces_are_added_when_asked() -> None:
     args = ["--src", "https://git.example.com/a.git", "--dest", "https://kubernetes.default.svc,*"]
     done = run_cli(
-        "argocd", "appproject", *args, "--allow-kind", "policy/PodDisruptionBudget", "--allow-kind", "Secret", "--create-namespace"
+        "argocd",
+        "appproject",
+        *args,
+        "--allow-kind=policy/PodDisruptionBudget",
+        "--allow-kind=Secret",
+        "--allow-cluster-kind=scheduling.k8s.io/PriorityClass",
+        "--create-namespace",
     )
     project = yaml.safe_load(done.stdout)["spec"]
     allowed = project["namespaceResourceWhitelist"]
     assert {"group": "policy", "kind": "PodDisruptionBudget"} in allowed and {"group": "", "kind": "Secret"} in allowed
-    assert project["clusterResourceWhitelist"] == [{"group": "", "kind": "Namespace"}]
+    assert project["clusterResourceWhitelist"] == [
+        {"group": "", "kind": "Namespace"},
+        {"group": "scheduling.k8s.io", "kind": "PriorityClass"},
+    ]
 
 
 @pytest.mark.parametrize(
@@ -85,6 +94,7 @@ def test_kinds_passed_through_and_namespaces_are_added_when_asked() -> None:
             "--allow-kind 'policy/podDisruptionBudget' must be",
         ),
         (["--src", "r", "--dest", "s,n", "--name", "Serving"], "--name 'Serving' is not an AppProject name"),
+        (["--src", "r", "--dest", "s,n", "--allow-cluster-kind", "priorityclass"], "--allow-cluster-kind 'priorityclass' must be"),
     ],
 )
 def test_a_project_that_would_allow_too_much_or_nothing_is_refused(args: list[str], message: str) -> None:

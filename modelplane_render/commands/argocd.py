@@ -55,6 +55,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="[GROUP/]KIND",
         help="a namespaced kind your replicas' directories pass through (e.g. Secret, policy/PodDisruptionBudget), repeatable",
     )
+    project.add_argument(
+        "--allow-cluster-kind",
+        action="append",
+        metavar="[GROUP/]KIND",
+        help="a cluster-scoped kind they pass through (e.g. scheduling.k8s.io/PriorityClass), repeatable",
+    )
     project.add_argument("--create-namespace", action="store_true", help="allow Namespaces, which syncOptions CreateNamespace=true creates")
 
 
@@ -64,7 +70,13 @@ def run(args: argparse.Namespace) -> int:
         from ..yamlio.libyaml import write_document
 
         project = app_project(
-            args.name, args.argocd_namespace, args.src or [], args.dest or [], args.allow_kind or [], args.create_namespace
+            args.name,
+            args.argocd_namespace,
+            args.src or [],
+            args.dest or [],
+            args.allow_kind or [],
+            args.allow_cluster_kind or [],
+            args.create_namespace,
         )
         writer.write_stdout(write_document(project))
         return EXIT_OK

@@ -26,14 +26,16 @@ def rendered_kinds() -> list[dict[str, str]]:
     return [{"group": group, "kind": kind} for group, kind in sorted(found)]
 
 
-def parse_kind(text: str) -> dict[str, str]:
-    """`KIND` (the core group) or `GROUP/KIND`, as --allow-kind takes it."""
+def parse_kind(text: str, flag: str = "--allow-kind") -> dict[str, str]:
+    """`KIND` (the core group) or `GROUP/KIND`, as --allow-kind and --allow-cluster-kind take it."""
     group, _, kind = text.rpartition("/")
     if not kind or not kind[0].isupper() or not kind.isalnum() or (group and not is_dns_subdomain(group)):
-        raise UsageError(
-            f"--allow-kind {text!r} must be KIND (the core group, e.g. Secret) or GROUP/KIND (e.g. policy/PodDisruptionBudget)"
-        )
+        raise UsageError(f"{flag} {text!r} must be KIND (the core group, e.g. Secret) or GROUP/KIND (e.g. policy/PodDisruptionBudget)")
     return {"group": group, "kind": kind}
+
+
+def _listed(kinds: list[dict[str, str]]) -> list[dict[str, str]]:
+    return [{"group": group, "kind": kind} for group, kind in sorted({(k["group"], k["kind"]) for k in kinds})]
 
 
 def parse_destination(text: str) -> dict[str, str]:
@@ -45,7 +47,13 @@ def parse_destination(text: str) -> dict[str, str]:
 
 
 def app_project(
-    name: str, namespace: str, sources: list[str], destinations: list[str], allow_kinds: list[str], create_namespace: bool
+    name: str,
+    namespace: str,
+    sources: list[str],
+    destinations: list[str],
+    allow_kinds: list[str],
+    allow_cluster_kinds: list[str],
+    create_namespace: bool,
 ) -> dict[str, Any]:
     """The AppProject, or a UsageError naming what is wrong."""
     if not is_dns_subdomain(name):
@@ -56,8 +64,9 @@ def app_project(
         raise UsageError("--src and --dest are needed, at least one of each: a project that names none lets its apps sync nothing")
     if any(source.strip() in ("", "*") for source in sources):
         raise UsageError("--src must name repositories: '*' would let any repository's code run in the sidecar")
-    allowed = rendered_kinds() + [parse_kind(k) for k in allow_kinds]
-    unique = sorted({(k["group"], k["kind"]) for k in allowed})
+    namespaced = rendered_kinds() + [parse_kind(k) for k in allow_kinds]
+    cluster = [NAMESPACE_KIND] if create_namespace else []
+    cluster += [parse_kind(k, "--allow-cluster-kind") for k in allow_cluster_kinds]
     return {
         "apiVersion": ARGOCD_API,
         "kind": "AppProject",
@@ -67,7 +76,7 @@ def app_project(
             "sourceRepos": sorted(set(sources)),
             "destinations": [parse_destination(d) for d in destinations],
             # Listed, so nothing else: an empty list would allow nothing, and no list at all everything.
-            "namespaceResourceWhitelist": [{"group": group, "kind": kind} for group, kind in unique],
-            "clusterResourceWhitelist": [NAMESPACE_KIND] if create_namespace else [],
+            "namespaceResourceWhitelist": _listed(namespaced),
+            "clusterResourceWhitelist": _listed(cluster),
         },
     }
