@@ -714,6 +714,8 @@ def test_kustomize_adds_the_sidecar_to_the_repo_server(built_argocd: list[dict[s
     assert sidecar["securityContext"]["runAsUser"] == 999
     assert sidecar["image"] == "registry.example.com/platform/modelplane-render-argocd-cmp:0.1.0"
     assert sidecar["env"] == [{"name": "MODELPLANE_RENDER_CACHE_DIR", "value": "/tmp/modelplane-render-cache"}]
+    # Memory bounded well above the loop's measured 549 MiB peak; CPU requested but never throttled.
+    assert sidecar["resources"] == {"requests": {"cpu": "250m", "memory": "512Mi"}, "limits": {"memory": "1Gi"}}
     assert sidecar["volumeMounts"] == [
         {"name": "var-files", "mountPath": "/var/run/argocd"},
         {"name": "plugins", "mountPath": "/home/argocd/cmp-server/plugins"},

@@ -269,6 +269,13 @@ def podman_run_arguments(pod: dict[str, Any], container: dict[str, Any], mounts:
     if security.get("allowPrivilegeEscalation") is False:
         arguments += ["--security-opt", "no-new-privileges"]
     assert security.get("seccompProfile", {}).get("type", "RuntimeDefault") == "RuntimeDefault"  # podman's default profile
+    # The container's resources as the kubelet sets its cgroup: the memory limit, and the CPU request as shares.
+    resources = container.get("resources", {})
+    assert "cpu" not in resources.get("limits", {}), "a CPU limit would need --cpus here"
+    if "memory" in resources.get("limits", {}):
+        arguments += ["--memory", str(binary_bytes(resources["limits"]["memory"]))]
+    if "cpu" in resources.get("requests", {}):
+        arguments += ["--cpu-shares", str(max(2, millicores(resources["requests"]["cpu"]) * 1024 // 1000))]
     for variable in container.get("env", []):
         arguments += ["-e", f"{variable['name']}={variable['value']}"]  # a valueFrom would need its source here
     volumes = {v["name"]: v for v in pod["volumes"]}
@@ -278,6 +285,18 @@ def podman_run_arguments(pod: dict[str, Any], container: dict[str, Any], mounts:
     # Kubernetes' command replaces the image's entrypoint and drops its CMD; args replace CMD.
     command = container["command"]
     return [*arguments, "--entrypoint", json.dumps(command[:1])], [*command[1:], *container.get("args", [])]
+
+
+def binary_bytes(quantity: str) -> int:
+    """A Kubernetes quantity with a binary suffix (512Mi, 1Gi) or none, as a number."""
+    for suffix, factor in (("Ki", 2**10), ("Mi", 2**20), ("Gi", 2**30)):
+        if quantity.endswith(suffix):
+            return int(quantity[: -len(suffix)]) * factor
+    return int(quantity)
+
+
+def millicores(quantity: str) -> int:
+    return int(quantity[:-1]) if quantity.endswith("m") else int(float(quantity) * 1000)
 
 
 def as_the_kubelet_mounts(pod: dict[str, Any], container: dict[str, Any], mounts: dict[str, Path]) -> None:
@@ -374,6 +393,28 @@ def test_image_runs_as_999_on_a_read_only_root(sidecar: Sidecar) -> None:
     [(mount_path, host)] = [(m, h) for m, h in sidecar.mounts.items() if cache.is_relative_to(m)]
     on_host = host / cache.relative_to(mount_path)
     assert on_host.is_dir() and on_host.stat().st_uid == int(uid)
+
+
+@pytest.mark.sidecar_image
+def test_image_serves_within_the_pods_memory_limit(sidecar: Sidecar) -> None:
+    """The container's cgroup holds the pod's memory limit, and a generate of every fixture, one at a time,
+    stays far under it: the limit is sized for 20 at once (repo-server-sidecar.yaml)."""
+    limit = binary_bytes(sidecar.pod_container["resources"]["limits"]["memory"])
+    files = {  # cgroup v1 (this machine's), then v2
+        "/sys/fs/cgroup/memory/memory.limit_in_bytes": "/sys/fs/cgroup/memory/memory.max_usage_in_bytes",
+        "/sys/fs/cgroup/memory.max": "/sys/fs/cgroup/memory.peak",
+    }
+    reads = {path: podman("exec", sidecar.container, "cat", path, check=False) for path in files}
+    found = [(path, read) for path, read in reads.items() if read.returncode == 0]
+    assert found, f"the container's cgroup holds no memory limit: {[r.stderr for r in reads.values()]}"
+    [(limit_file, read), *_] = found
+    peak_file = files[limit_file]
+    assert int(read.stdout) == limit
+    for fixture in NOT_KUSTOMIZATIONS:  # once more each, whatever ran before
+        assert sidecar.server.generate(f"valid/{fixture.name}").returncode == 0
+    peak = int(podman("exec", sidecar.container, "cat", peak_file).stdout)
+    assert peak < limit / 4, f"peak {peak / 2**20:.0f} MiB of a {limit / 2**20:.0f} MiB limit, one generate at a time"
+    print(f"sidecar peak memory, one generate at a time: {peak / 2**20:.0f} MiB of {limit / 2**20:.0f} MiB")
 
 
 @pytest.mark.sidecar_image
