@@ -29,7 +29,12 @@ every command alike. What is compared with what:
   memory, and their time is measured here, never asserted there;
 - with `--picker` (opt-in: MODELPLANE_EPP_BIN, the real peers): the real endpoint picker of
   tests/test_picker_runs.py, how long the picker and its rolling update's surge take to serve (against
-  what the README states), and the old one to go after a graceful stop and a crash.
+  what the README states), and the old one to go after a graceful stop and a crash;
+- with `--argocd-loop` (opt-in, several minutes: the real peers of tests/argocd_loop.py, Argo CD v3.2.11 and a
+  real kube-apiserver): a monorepo of 50 Applications, a commit changing every app, a hard refresh of all,
+  and the time until all are Synced, through our plugin and through Argo CD's directory source of the same
+  objects rendered beforehand (benchmarks/argocd_sync.py), in turns; with the sidecar's and repo-server's CPU,
+  the sidecar's peak RSS, how many generates ran at once, and where a generate's time goes.
 
 Every test asserts behaviour and bounds on work or memory, never speed: speed is measured here.
 
@@ -374,6 +379,13 @@ def main(argv: Optional[list[str]] = None) -> int:
         action="store_true",
         help="also run the real endpoint picker (MODELPLANE_EPP_BIN, the real peers; tests/test_picker_runs.py) once per repeat",
     )
+    parser.add_argument(
+        "--argocd-loop",
+        action="store_true",
+        help="also time Argo CD syncing 50 Applications through the plugin and through its directory source "
+        "(the real peers; benchmarks/argocd_sync.py), --argocd-loop-rounds rounds each",
+    )
+    parser.add_argument("--argocd-loop-rounds", type=int, default=3, help="rounds of --argocd-loop per mode (default 3)")
     args = parser.parse_args(argv)
 
     sizes = [int(s) for s in (args.sizes or ("1,10,100" if args.quick else "1,10,100,1000,10000")).split(",")]
@@ -488,12 +500,23 @@ def run(args: argparse.Namespace, sizes: list[int], repeats: int, kustomize: Opt
         print(f"  run {turn + 1}/{repeats} done", file=sys.stderr)
 
     picker = run_picker(tmp, repeats) if args.picker else {}
+    argocd_loop: dict[str, Any] = {}
+    if args.argocd_loop:
+        import argocd_sync  # its imports reach into tests/: only when asked for
+
+        argocd_loop = argocd_sync.run_argocd_loop(tmp, shapes, args.argocd_loop_rounds)
     load_after = os.getloadavg()
     by_key = {c.key: c for c in cases}
     result = summarise(by_key, sizes, objects, repeats, kustomize, load_before, load_after, started)
     if picker:
         result["picker"] = picker
+    if argocd_loop:
+        result["argocd_loop"] = argocd_loop
     print_table(result)
+    if argocd_loop:
+        import argocd_sync
+
+        argocd_sync.print_table(argocd_loop)
     if args.compare:
         compare(result, json.loads(Path(args.compare).read_text()))
     out = Path(args.json) if args.json else RESULTS / (time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(started)) + ".json")
