@@ -54,6 +54,11 @@ DEFERRED = {
     ): "only a PATH holding a kustomization is read for what it does: a cache hit after parsing reads no YAML",
     ("modelplane_render.validation.selectors", "modelplane_render.dra_cel.verdicts"): "a replica without DRA selectors reads no verdict",
     (
+        "modelplane_render.commands.argocd",
+        "modelplane_render.frontends.argocd_project",
+    ): "only `argocd appproject` makes a project: `argocd generate` runs for every app on every commit",
+    ("modelplane_render.commands.argocd", "modelplane_render.yamlio.libyaml"): "only `argocd appproject` writes its one document here",
+    (
         "modelplane_render.dra_cel.verdicts",
         "modelplane_render.dra_cel.check",
     ): "a known expression's verdict is read, not compiled: no CEL library (about 50 ms)",
