@@ -722,6 +722,7 @@ def test_kustomize_adds_the_sidecar_to_the_repo_server(built_argocd: list[dict[s
         {"name": "modelplane-render-plugin", "mountPath": "/home/argocd/cmp-server/config/plugin.yaml", "subPath": "plugin.yaml"},
         {"name": "modelplane-render-tmp", "mountPath": "/tmp"},
     ]
+    assert pod["automountServiceAccountToken"] is False  # a repository's exec function finds no token to use
     volumes = {v["name"]: v for v in pod["volumes"]}
     assert volumes["modelplane-render-plugin"]["configMap"] == {"name": config_map["metadata"]["name"]}
     assert volumes["modelplane-render-tmp"] == {"name": "modelplane-render-tmp", "emptyDir": {}}
