@@ -138,10 +138,20 @@ class ArgoLoop:
         return dict(body)
 
     def merge_patch(
-        self, api_version: str, kind: str, namespace: str | None, name: str, patch: dict[str, Any], subresource: str = ""
+        self,
+        api_version: str,
+        kind: str,
+        namespace: str | None,
+        name: str,
+        patch: dict[str, Any],
+        subresource: str = "",
+        gone_ok: bool = False,
     ) -> None:
+        """gone_ok: an object deleted meanwhile is no error (a controller writing status ignores NotFound)."""
         path = self.path(api_version, kind, namespace, name) + (f"/{subresource}" if subresource else "")
         status, body, _ = self.api.request("PATCH", path, json.dumps(patch), content_type="application/merge-patch+json")
+        if status == 404 and gone_ok:
+            return
         if status != 200:
             raise LoopError(f"patch {kind} {namespace}/{name} {subresource}: {status} {body}")
 

@@ -243,9 +243,13 @@ def now() -> str:
     return datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def lws_reports(loop: ArgoLoop, lws: dict[str, Any], ready: bool) -> None:
-    """The LeaderWorkerSet's status as kubernetes-sigs/lws v0.10.0 writes it (makeCondition: Progressing, then Available)."""
+def lws_reports(loop: ArgoLoop, lws: dict[str, Any], ready: bool, gone_ok: bool = False) -> None:
+    """The LeaderWorkerSet's status as kubernetes-sigs/lws v0.10.0 writes it (makeCondition: Progressing, then Available).
+
+    gone_ok: one deleted meanwhile (pruned) is left alone, as its controller would."""
     found = live(loop, lws)
+    if found is None and gone_ok:
+        return
     assert found is not None
     wanted = found["spec"].get("replicas", 1)
     condition = (
@@ -261,9 +265,8 @@ def lws_reports(loop: ArgoLoop, lws: dict[str, Any], ready: bool) -> None:
         "readyReplicas": wanted if ready else 0,
         "conditions": [condition],
     }
-    loop.merge_patch(
-        lws["apiVersion"], "LeaderWorkerSet", found["metadata"]["namespace"], found["metadata"]["name"], {"status": status}, "status"
-    )
+    meta = found["metadata"]
+    loop.merge_patch(lws["apiVersion"], "LeaderWorkerSet", meta["namespace"], meta["name"], {"status": status}, "status", gone_ok=gone_ok)
 
 
 def picker_pods(loop: ArgoLoop, deployment: dict[str, Any]) -> list[dict[str, Any]]:
@@ -273,8 +276,8 @@ def picker_pods(loop: ArgoLoop, deployment: dict[str, Any]) -> list[dict[str, An
     return [p for p in pods if not p["metadata"].get("deletionTimestamp")]
 
 
-def kubelet_reports_ready(loop: ArgoLoop, pod: dict[str, Any]) -> None:
-    """What a kubelet writes once the pod's readiness probe passes."""
+def kubelet_reports_ready(loop: ArgoLoop, pod: dict[str, Any], gone_ok: bool = False) -> None:
+    """What a kubelet writes once the pod's readiness probe passes (gone_ok: a pod deleted meanwhile is left alone)."""
     stamp = now()
     status = {
         "phase": "Running",
@@ -285,7 +288,7 @@ def kubelet_reports_ready(loop: ArgoLoop, pod: dict[str, Any]) -> None:
             {"type": "Ready", "status": "True", "lastTransitionTime": stamp},
         ],
     }
-    loop.merge_patch("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], {"status": status}, "status")
+    loop.merge_patch("v1", "Pod", pod["metadata"]["namespace"], pod["metadata"]["name"], {"status": status}, "status", gone_ok=gone_ok)
 
 
 def wait_for(loop: ArgoLoop, check: Any, what: str, timeout: float = 60.0) -> Any:
@@ -356,7 +359,7 @@ def serving_as_controllers(loop: ArgoLoop, app: dict[str, Any]) -> None:
             "metadata": {"namespace": resource.get("namespace"), "name": resource["name"]},
         }
         found = live(loop, obj)
-        if found is None:
+        if found is None or found["metadata"].get("deletionTimestamp"):  # pruned: its controllers report it no more
             continue
         if resource["kind"] == "LeaderWorkerSet":
             status = found.get("status") or {}
@@ -366,11 +369,11 @@ def serving_as_controllers(loop: ArgoLoop, app: dict[str, Any]) -> None:
                 for c in status.get("conditions") or []
             )
             if not available or status.get("observedGeneration") != generation:
-                lws_reports(loop, obj, ready=True)
+                lws_reports(loop, obj, ready=True, gone_ok=True)
         elif resource["kind"] == "Deployment":
             for pod in picker_pods(loop, found):
                 if not any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions") or []):
-                    kubelet_reports_ready(loop, pod)
+                    kubelet_reports_ready(loop, pod, gone_ok=True)
 
 
 def resource_health(app: dict[str, Any], kind: str) -> str | None:
