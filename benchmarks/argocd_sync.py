@@ -47,7 +47,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "peers")]
 
-from argocd_loop import HARD_REFRESH, NAMESPACE, ArgoLoop, running_loop, sync_revision, sync_status  # noqa: E402
+from argocd_loop import HARD_REFRESH, NAMESPACE, ArgoLoop, generated_project, running_loop, sync_revision, sync_status  # noqa: E402
 
 APPS = 50
 PLUGIN_NAME = "modelplane-render-v1"
@@ -160,10 +160,7 @@ class Repo:
 def bench_project(render: Path, repos: dict[str, Repo], env: dict[str, str]) -> dict[str, Any]:
     """The AppProject both modes' apps are in, as a team makes it: `argocd appproject`, both repositories."""
     args = [f"--name={BENCH_PROJECT}", *(f"--src={r.url}" for r in repos.values()), "--dest=https://kubernetes.default.svc,bench-*"]
-    done = subprocess.run([str(render), "argocd", "appproject", *args, "--create-namespace"], capture_output=True, text=True, env=env)
-    if done.returncode != 0:
-        raise RuntimeError(f"modelplane-render argocd appproject: {done.stderr}")
-    return yaml.safe_load(done.stdout)
+    return generated_project(str(render), *args, "--create-namespace", env=env)
 
 
 def files_for(

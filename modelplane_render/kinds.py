@@ -37,19 +37,8 @@ DEPLOYMENT = OutputKind("Deployment", "apps/v1", "deployment.yaml.j2")
 INFERENCE_POOL = OutputKind("InferencePool", c.POOL_API, "inferencepool.yaml.j2", "install the Gateway API Inference Extension v1 CRDs")
 HTTP_ROUTE = OutputKind("HTTPRoute", c.ROUTE_API, "httproute.yaml.j2", "install the Gateway API v1 CRDs")
 
-# Every kind the plan renders (argocd appproject allows exactly these).
-OUTPUT_KINDS = (
-    SERVICE_ACCOUNT,
-    ROLE,
-    ROLE_BINDING,
-    CONFIG_MAP,
-    RESOURCE_CLAIM_TEMPLATE,
-    SERVICE,
-    LEADER_WORKER_SET,
-    DEPLOYMENT,
-    INFERENCE_POOL,
-    HTTP_ROUTE,
-)
+# Every kind the plan renders, the rows above (argocd appproject allows exactly these): a new row is in it.
+OUTPUT_KINDS = tuple(row for row in tuple(globals().values()) if isinstance(row, OutputKind))
 
 # Output order, dependencies first: identities and config, then claims, then what serves, then
 # what routes. Kinds the plan never renders are here for objects passed through.

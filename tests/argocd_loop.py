@@ -259,18 +259,19 @@ def _install_loop_only_objects(loop: ArgoLoop, sidecar_path: str, allow_kinds: t
             "stringData": {"auth": REDIS_PASSWORD},
         }
     )
-    command = shutil.which("modelplane-render", path=sidecar_path)
     servers = ("https://kubernetes.default.svc", f"https://127.0.0.1:{loop.api.port}", f"https://localhost:{loop.api.port}")
     args = ["--name", PROJECT, "--src", loop.repo_url, *(f"--dest={server},*" for server in servers), "--create-namespace"]
-    done = subprocess.run(
-        [str(command), "argocd", "appproject", *args, *(f"--allow-kind={kind}" for kind in allow_kinds)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    loop.create(
+        generated_project(str(shutil.which("modelplane-render", path=sidecar_path)), *args, *(f"--allow-kind={k}" for k in allow_kinds))
     )
+
+
+def generated_project(command: str, *args: str, env: dict[str, str] | None = None) -> dict[str, Any]:
+    """The AppProject `COMMAND argocd appproject ARGS` prints, as a team makes its own."""
+    done = subprocess.run([command, "argocd", "appproject", *args], capture_output=True, text=True, timeout=60, env=env)
     if done.returncode != 0:
         raise LoopError(f"modelplane-render argocd appproject: {done.stderr}")
-    loop.create(yaml.safe_load(done.stdout))
+    return dict(yaml.safe_load(done.stdout))
 
 
 def _mounted(files: ContainerFiles, container_path: str) -> Path:

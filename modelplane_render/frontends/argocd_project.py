@@ -22,8 +22,7 @@ NAMESPACE_KIND = {"group": "", "kind": "Namespace"}
 
 def rendered_kinds() -> list[dict[str, str]]:
     """Every kind the renderer outputs, as an AppProject lists a group and kind (the core group is "")."""
-    found = {(k.api_version.rpartition("/")[0], k.kind) for k in kinds.OUTPUT_KINDS}
-    return [{"group": group, "kind": kind} for group, kind in sorted(found)]
+    return [{"group": k.api_version.rpartition("/")[0], "kind": k.kind} for k in kinds.OUTPUT_KINDS]
 
 
 def parse_kind(text: str, flag: str = "--allow-kind") -> dict[str, str]:
@@ -34,16 +33,17 @@ def parse_kind(text: str, flag: str = "--allow-kind") -> dict[str, str]:
     return {"group": group, "kind": kind}
 
 
-def _listed(kinds: list[dict[str, str]]) -> list[dict[str, str]]:
-    return [{"group": group, "kind": kind} for group, kind in sorted({(k["group"], k["kind"]) for k in kinds})]
-
-
 def parse_destination(text: str) -> dict[str, str]:
     """`SERVER,NAMESPACE`, as `argocd proj create --dest` takes it (NAMESPACE may be a glob, e.g. ml-*)."""
     server, comma, namespace = text.partition(",")
     if not comma or not server or not namespace or "," in namespace:
         raise UsageError(f"--dest {text!r} must be SERVER,NAMESPACE (e.g. https://kubernetes.default.svc,ml-*)")
     return {"server": server, "namespace": namespace}
+
+
+def _listed(kinds: list[dict[str, str]]) -> list[dict[str, str]]:
+    """Each group and kind once, sorted: the order an AppProject's whitelist is printed in."""
+    return [{"group": group, "kind": kind} for group, kind in sorted({(k["group"], k["kind"]) for k in kinds})]
 
 
 def app_project(
