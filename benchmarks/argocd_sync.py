@@ -49,6 +49,8 @@ sys.path[:0] = [str(ROOT / "tests"), str(ROOT / "tests" / "peers")]
 
 from argocd_loop import HARD_REFRESH, NAMESPACE, ArgoLoop, generated_project, running_loop, sync_revision, sync_status  # noqa: E402
 
+from real_engine import process_tree  # noqa: E402
+
 APPS = 50
 PLUGIN_NAME = "modelplane-render-v1"
 BENCH_PROJECT = "modelplane-render-bench"
@@ -195,24 +197,6 @@ def cpu_seconds(pid: int, children: bool = True) -> float:
     return sum(int(v) for v in fields[11 : 15 if children else 13]) / CLOCK_TICKS
 
 
-def descendants(root: int) -> list[int]:
-    children: dict[int, list[int]] = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int(Path(f"/proc/{entry.name}/stat").read_text().rpartition(")")[2].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue
-        children.setdefault(ppid, []).append(int(entry.name))
-    found, stack = [], [root]
-    while stack:
-        pid = stack.pop()
-        found.append(pid)
-        stack.extend(children.get(pid, []))
-    return found
-
-
 class TreeSampler(threading.Thread):
     """The RSS of a process and all below it, every SAMPLE_S: the peak, the root's own peak, and the most
     generates at once (each runs under one GNU time, the wrapper's)."""
@@ -227,7 +211,7 @@ class TreeSampler(threading.Thread):
     def run(self) -> None:
         while not self._done.wait(SAMPLE_S):
             total, pythons = 0, 0
-            for pid in descendants(self.root):
+            for pid in process_tree(self.root):
                 try:
                     rss = int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * PAGE
                     pythons += Path(f"/proc/{pid}/comm").read_text().strip() == "time"
